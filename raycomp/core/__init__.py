@@ -1,0 +1,34 @@
+"""The training core: events, time, state, algorithms, callbacks, the engine and its passes.
+
+Only torch and the standard library are imported here, and nothing happens at import time
+(no signal handlers, atexit hooks, process groups or CUDA initialisation).
+"""
+
+from raycomp.core.algorithm import Algorithm
+from raycomp.core.callback import Callback
+from raycomp.core.engine import Engine
+from raycomp.core.event import Event
+from raycomp.core.logger import InMemoryLogger, Logger, LoggerDestination
+from raycomp.core.precision import Precision
+from raycomp.core.state import Evaluator, State
+from raycomp.core.time import Time, Timestamp, TimeUnit
+from raycomp.core.trace import Trace, TraceStats, TraceSummary
+
+__all__ = [
+    "Algorithm",
+    "Callback",
+    "Engine",
+    "Evaluator",
+    "Event",
+    "InMemoryLogger",
+    "Logger",
+    "LoggerDestination",
+    "Precision",
+    "State",
+    "Time",
+    "TimeUnit",
+    "Timestamp",
+    "Trace",
+    "TraceStats",
+    "TraceSummary",
+]

@@ -1,0 +1,87 @@
+"""The Algorithm base class: code that runs at Events and changes the State in place."""
+
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raycomp.core.event import Event
+    from raycomp.core.logger import Logger
+    from raycomp.core.state import State
+
+# Every Algorithm subclass defined so far, by import path. Checkpoints name their algorithms by path;
+# looking the path up here (instead of importing it) means a checkpoint can never make us import code.
+_REGISTRY: dict[str, type[Algorithm]] = {}
+
+
+class Algorithm(ABC):
+    """Base class for algorithms, as in Composer: ``match`` decides, ``apply`` changes the State.
+
+    The constructor's arguments are recorded (``init_args``) so that a checkpoint can re-create an
+    algorithm whose ``required_on_load()`` is True without evaluating any string.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Algorithm:
+        instance = super().__new__(cls)
+        try:
+            bound = inspect.signature(cls.__init__).bind(instance, *args, **kwargs)
+        except TypeError:  # unpickling and copy call __new__ bare; __init__ reports real misuse itself
+            instance._init_args = {}
+            return instance
+        bound.apply_defaults()
+        instance._init_args = dict(list(bound.arguments.items())[1:])
+        return instance
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _REGISTRY[class_path(cls)] = cls
+
+    @property
+    def find_unused_parameters(self) -> bool:
+        """True if this algorithm may leave parameters without gradients (DDP must then look for them)."""
+        return False
+
+    @property
+    def backwards_create_graph(self) -> bool:
+        """True if the backward pass must build a graph of the gradients (second-order methods)."""
+        return False
+
+    @staticmethod
+    def required_on_load() -> bool:
+        """True if a checkpoint trained with this algorithm cannot be loaded without it (model surgery)."""
+        return False
+
+    @abstractmethod
+    def match(self, event: Event, state: State) -> bool:
+        """Whether to run at this event, given the state."""
+
+    @abstractmethod
+    def apply(self, event: Event, state: State, logger: Logger) -> int | None:
+        """Change the state in place; an optional exit code is kept in the Trace."""
+
+    @property
+    def init_args(self) -> dict[str, Any]:
+        """The constructor arguments this instance was built with, defaults filled in."""
+        return dict(self._init_args)
+
+    def state_dict(self) -> dict[str, Any]:
+        """State that must survive a checkpoint (counters, averages); plain data and tensors only."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        del state
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._init_args.items())
+        return f"{type(self).__name__}({args})"
+
+
+def class_path(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def registered_algorithm(path: str) -> type[Algorithm] | None:
+    """The Algorithm class defined at ``path``, if its module has been imported; never imports."""
+    return _REGISTRY.get(path)

@@ -1,0 +1,61 @@
+"""Events: the named points of the training loop where algorithms and callbacks run."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Event(Enum):
+    """A point in the training loop; its value is the lowercase name.
+
+    One naming rule decides the pairs: an event whose name has a ``before`` word
+    is a *before* event and one with an ``after`` word is an *after* event
+    (``BEFORE_LOSS``/``AFTER_LOSS``, ``EVAL_BEFORE_FORWARD``/``EVAL_AFTER_FORWARD``).
+    ``*_START``/``*_END`` events are neither: they bracket a span for timing only,
+    so the FILO pass leaves their order alone.
+    """
+
+    INIT = "init"
+    BEFORE_LOAD = "before_load"
+    AFTER_LOAD = "after_load"
+    FIT_START = "fit_start"
+    EPOCH_START = "epoch_start"
+    BEFORE_DATALOADER = "before_dataloader"
+    AFTER_DATALOADER = "after_dataloader"
+    BATCH_START = "batch_start"
+    BEFORE_TRAIN_BATCH = "before_train_batch"
+    BEFORE_FORWARD = "before_forward"
+    AFTER_FORWARD = "after_forward"
+    BEFORE_LOSS = "before_loss"
+    AFTER_LOSS = "after_loss"
+    BEFORE_BACKWARD = "before_backward"
+    AFTER_BACKWARD = "after_backward"
+    AFTER_TRAIN_BATCH = "after_train_batch"
+    BATCH_END = "batch_end"
+    BATCH_CHECKPOINT = "batch_checkpoint"
+    EPOCH_END = "epoch_end"
+    EPOCH_CHECKPOINT = "epoch_checkpoint"
+    FIT_END = "fit_end"
+    EVAL_BEFORE_ALL = "eval_before_all"
+    EVAL_START = "eval_start"
+    EVAL_BATCH_START = "eval_batch_start"
+    EVAL_BEFORE_FORWARD = "eval_before_forward"
+    EVAL_AFTER_FORWARD = "eval_after_forward"
+    EVAL_BATCH_END = "eval_batch_end"
+    EVAL_END = "eval_end"
+    EVAL_AFTER_ALL = "eval_after_all"
+
+    @property
+    def is_before_event(self) -> bool:
+        return "before" in self.value.split("_")
+
+    @property
+    def is_after_event(self) -> bool:
+        return "after" in self.value.split("_")
+
+    @property
+    def is_eval(self) -> bool:
+        return self.value.startswith("eval_")
+
+    def __str__(self) -> str:
+        return self.value

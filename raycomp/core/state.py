@@ -1,0 +1,206 @@
+"""The State: everything the training loop touches, which algorithms change in place."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from raycomp.core.algorithm import Algorithm, class_path
+from raycomp.core.callback import Callback
+from raycomp.core.precision import Precision
+from raycomp.core.time import Time, Timestamp, TimeUnit
+
+
+@dataclasses.dataclass
+class Evaluator:
+    """A labelled eval dataloader; metrics are logged as ``{label}/loss`` and ``{label}/accuracy``."""
+
+    label: str
+    dataloader: Iterable
+
+
+class State:
+    """The trainer's state, as on Composer's State page.
+
+    Unlike Composer, ``model`` is never wrapped in DistributedDataParallel: the Trainer keeps the
+    wrapper to itself, so algorithms always see (and operate surgery on) the user's model.
+    """
+
+    serialized_attributes = (
+        "model",
+        "optimizers",
+        "schedulers",
+        "scaler",
+        "timestamp",
+        "algorithms",
+        "callbacks",
+    )
+
+    def __init__(
+        self,
+        model: nn.Module,
+        max_duration: str | Time,
+        train_dataloader: Iterable | None = None,
+        evaluators: Sequence[Evaluator] = (),
+        grad_accum: int = 1,
+        precision: str | Precision = Precision.FP32,
+        optimizers: torch.optim.Optimizer | Sequence[torch.optim.Optimizer] | None = None,
+        schedulers: Any | Sequence[Any] | None = None,
+        scaler: torch.amp.GradScaler | None = None,
+        algorithms: Sequence[Algorithm] = (),
+        callbacks: Sequence[Callback] = (),
+        steps_per_epoch: int | None = None,
+        device: torch.device | str = "cpu",
+        rank: int = 0,
+        world_size: int = 1,
+        seed: int | None = None,
+    ) -> None:
+        self.model = model
+        self.max_duration = max_duration  # validated by the setter
+        self.train_dataloader = train_dataloader
+        self.evaluators = list(evaluators)
+        if grad_accum < 1:
+            raise ValueError(f"grad_accum must be >= 1, got {grad_accum}")
+        self.grad_accum = grad_accum
+        self.precision = Precision.parse(precision)
+        self.optimizers = _as_list(optimizers)
+        self.schedulers = _as_list(schedulers)
+        self.scaler = scaler
+        self.algorithms = list(algorithms)
+        self.callbacks = list(callbacks)
+        self._steps_per_epoch = steps_per_epoch
+        self.device = torch.device(device)
+        self.rank = rank
+        self.world_size = world_size
+        self.seed = seed
+
+        self.timestamp = Timestamp()
+        self.batch: Any = None
+        self.batch_num_samples = 0
+        self.batch_num_tokens = 0
+        self.loss: torch.Tensor | None = None
+        self.outputs: torch.Tensor | None = None
+        self.eval_metrics: dict[str, float] = {}
+        self.stop_requested = False
+
+    # -- duration -------------------------------------------------------------------------------
+    @property
+    def max_duration(self) -> Time:
+        return self._max_duration
+
+    @max_duration.setter
+    def max_duration(self, value: str | Time) -> None:
+        duration = Time.from_input(value)
+        if duration.unit is TimeUnit.DURATION:
+            raise ValueError(f"max_duration cannot be a fraction of itself ({duration}); use ep, ba, sp or tok")
+        self._max_duration = duration
+
+    def get_elapsed_duration(self) -> Time:
+        """How far through max_duration training is, as a fraction in [0, 1]."""
+        elapsed = self.timestamp.get(self.max_duration.unit) / self.max_duration if self.max_duration.value else 1.0
+        return Time(min(elapsed, 1.0), TimeUnit.DURATION)
+
+    @property
+    def steps_per_epoch(self) -> int:
+        if self._steps_per_epoch is not None:
+            return self._steps_per_epoch
+        return len(self.train_dataloader)  # type: ignore[arg-type]
+
+    @steps_per_epoch.setter
+    def steps_per_epoch(self, value: int | None) -> None:
+        self._steps_per_epoch = value
+
+    @property
+    def max_epochs(self) -> int:
+        """The epochs max_duration spans (the last one may be partial)."""
+        if self.max_duration.unit is TimeUnit.EPOCH:
+            return int(self.max_duration.value)
+        if self.max_duration.unit is TimeUnit.BATCH:
+            return math.ceil(self.max_duration.value / self.steps_per_epoch)
+        raise ValueError(f"max_epochs is unknown for a max_duration in {self.max_duration.unit.name.lower()}s")
+
+    @property
+    def epoch(self) -> int:
+        return self.timestamp.epoch
+
+    @property
+    def step(self) -> int:
+        return self.timestamp.batch
+
+    @property
+    def batch_idx(self) -> int:
+        return self.timestamp.batch_in_epoch
+
+    def request_stop(self) -> None:
+        """Ask the Trainer to stop after this batch; under DDP every rank stops together."""
+        self.stop_requested = True
+
+    # -- batch views ----------------------------------------------------------------------------
+    @property
+    def batch_pair(self) -> tuple[Any, Any]:
+        if isinstance(self.batch, list | tuple) and len(self.batch) == 2:
+            return self.batch[0], self.batch[1]
+        raise TypeError(f"The batch is not an (input, target) pair but {type(self.batch).__name__}")
+
+    @property
+    def batch_dict(self) -> Mapping[str, Any]:
+        if isinstance(self.batch, Mapping):
+            return self.batch
+        raise TypeError(f"The batch is not a dict but {type(self.batch).__name__}")
+
+    # -- serialization --------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model.state_dict(),
+            "optimizers": [optimizer.state_dict() for optimizer in self.optimizers],
+            "schedulers": [scheduler.state_dict() for scheduler in self.schedulers],
+            "scaler": self.scaler.state_dict() if self.scaler is not None else None,
+            "timestamp": self.timestamp.state_dict(),
+            "algorithms": [
+                {
+                    "class_path": class_path(type(algorithm)),
+                    "init_args": algorithm.init_args,
+                    "state": algorithm.state_dict(),
+                    "required_on_load": type(algorithm).required_on_load(),
+                }
+                for algorithm in self.algorithms
+            ],
+            "callbacks": {type(callback).__name__: callback.state_dict() for callback in self.callbacks},
+        }
+
+    def load_model_state(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
+        self.model.load_state_dict(state_dict, strict=strict)
+
+    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:
+        """Restore what ``state_dict`` saved; algorithms and callbacks are matched by class."""
+        self.load_model_state(state["model"], strict=strict)
+        _load_each(self.optimizers, state["optimizers"], "optimizers")
+        _load_each(self.schedulers, state["schedulers"], "schedulers")
+        if self.scaler is not None and state["scaler"] is not None:
+            self.scaler.load_state_dict(state["scaler"])
+        self.timestamp = Timestamp.from_state_dict(state["timestamp"])
+        saved = {entry["class_path"]: entry["state"] for entry in state["algorithms"]}
+        for algorithm in self.algorithms:
+            if class_path(type(algorithm)) in saved:
+                algorithm.load_state_dict(saved[class_path(type(algorithm))])
+        for callback in self.callbacks:
+            if type(callback).__name__ in state["callbacks"]:
+                callback.load_state_dict(state["callbacks"][type(callback).__name__])
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _load_each(objects: list[Any], states: list[Any], what: str) -> None:
+    if len(objects) != len(states):
+        raise ValueError(f"The checkpoint has {len(states)} {what} but this run has {len(objects)}")
+    for obj, state in zip(objects, states, strict=True):
+        obj.load_state_dict(state)
