@@ -1,0 +1,77 @@
+import pytest
+import torch
+from helpers import tiny_loader, tiny_model
+
+from raycomp.core import Precision, State, Time, TimeUnit
+
+
+def make_state(**kwargs):
+    kwargs.setdefault("max_duration", "4ep")
+    return State(tiny_model(), train_dataloader=tiny_loader(n=64, batch_size=16), **kwargs)
+
+
+def test_has_what_the_state_page_lists():
+    state = make_state()
+    for name in (
+        "model max_duration train_dataloader evaluators grad_accum precision optimizers schedulers scaler algorithms "
+        "callbacks batch batch_num_samples batch_num_tokens loss outputs timestamp serialized_attributes batch_idx "
+        "epoch step steps_per_epoch max_epochs get_elapsed_duration state_dict load_state_dict load_model_state"
+    ).split():
+        assert hasattr(state, name), name
+    assert state.precision is Precision.FP32 and state.optimizers == [] and state.max_duration == Time(4, "ep")
+
+
+def test_elapsed_duration_in_any_unit():
+    state = make_state(max_duration="10ba")
+    for _ in range(5):
+        state.timestamp = state.timestamp.to_next_batch(16)
+    assert state.get_elapsed_duration() == Time(0.5, TimeUnit.DURATION)
+    state.max_duration = "160sp"
+    assert state.get_elapsed_duration().value == 0.5
+    state.max_duration = "2ep"
+    assert state.get_elapsed_duration().value == 0.0
+    state.timestamp = state.timestamp.to_next_epoch()
+    assert state.get_elapsed_duration().value == 0.5
+
+
+def test_steps_per_epoch_and_max_epochs():
+    state = make_state(max_duration="10ba")
+    assert state.steps_per_epoch == 4 and state.max_epochs == 3
+    state.steps_per_epoch = 2
+    assert state.max_epochs == 5
+    state.max_duration = "100sp"
+    with pytest.raises(ValueError, match="max_epochs is unknown"):
+        _ = state.max_epochs
+
+
+def test_batch_views():
+    state = make_state()
+    state.batch = (torch.zeros(2), torch.ones(2))
+    assert state.batch_pair[1].sum() == 2
+    with pytest.raises(TypeError, match="not a dict"):
+        _ = state.batch_dict
+    state.batch = {"x": torch.zeros(2)}
+    assert "x" in state.batch_dict
+    with pytest.raises(TypeError, match="not an \\(input, target\\) pair"):
+        _ = state.batch_pair
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="grad_accum must be >= 1"):
+        make_state(grad_accum=0)
+    with pytest.raises(ValueError, match="Invalid time string '4 epochs'"):
+        make_state(max_duration="4 epochs")
+
+
+def test_state_dict_round_trip():
+    source = make_state()
+    source.optimizers = [torch.optim.SGD(source.model.parameters(), lr=0.3)]
+    source.timestamp = source.timestamp.to_next_batch(16).to_next_batch(16)
+    target = make_state()
+    target.optimizers = [torch.optim.SGD(target.model.parameters(), lr=0.1)]
+    target.load_state_dict(source.state_dict())
+    assert target.timestamp == source.timestamp
+    assert target.optimizers[0].param_groups[0]["lr"] == 0.3
+    target.optimizers.append(torch.optim.SGD(target.model.parameters(), lr=0.1))
+    with pytest.raises(ValueError, match="checkpoint has 1 optimizers but this run has 2"):
+        target.load_state_dict(source.state_dict())

@@ -1,0 +1,245 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from helpers import tiny_loader, tiny_model
+from torch import nn
+
+from raycomp import Algorithm, Event, Trainer
+from raycomp.algorithms import SelectiveBackprop
+from raycomp.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from raycomp.core import State
+
+
+class ScaleInput(Algorithm):
+    """Model surgery for the tests: puts a learnable scale in front of the network at INIT."""
+
+    def __init__(self, init_scale: float = 2.0):
+        self.init_scale = init_scale
+
+    @staticmethod
+    def required_on_load() -> bool:
+        return True
+
+    def match(self, event, state):
+        return event is Event.INIT
+
+    def apply(self, event, state, logger):
+        scale = nn.Conv2d(3, 3, 1, bias=False)
+        nn.init.constant_(scale.weight, 0)
+        with torch.no_grad():
+            scale.weight[:, :, 0, 0] = torch.eye(3) * self.init_scale
+        state.model.module = nn.Sequential(scale, state.model.module)
+
+
+class Counter(Algorithm):
+    """A stateful algorithm: counts batches; its count must survive a checkpoint."""
+
+    def __init__(self):
+        self.batches = 0
+
+    def match(self, event, state):
+        return event is Event.BATCH_END
+
+    def apply(self, event, state, logger):
+        self.batches += 1
+
+    def state_dict(self):
+        return {"batches": self.batches}
+
+    def load_state_dict(self, state):
+        self.batches = state["batches"]
+
+
+def weights(model):
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def assert_bitwise_equal(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+def make_trainer(tmp_path, seed=0, algorithms=None, **kwargs):
+    algorithms = (
+        [SelectiveBackprop(start=0.2, end=0.9, keep=0.5, scale_factor=0.5, interrupt=2)]
+        if algorithms is None
+        else algorithms
+    )
+    kwargs.setdefault("save_folder", tmp_path / "ckpt")
+    model = tiny_model(seed=seed)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=5, gamma=0.5)
+    return Trainer(
+        model,
+        tiny_loader(n=64, batch_size=16),
+        "4ep",
+        eval_dataloader=tiny_loader(n=16),
+        algorithms=algorithms,
+        optimizers=optimizer,
+        schedulers=scheduler,
+        seed=seed,
+        **kwargs,
+    )
+
+
+@pytest.mark.parametrize(("save_interval", "resume_from"), [("3ba", "ep1-ba6.pt"), ("1ep", "ep2-ba8.pt")])
+def test_resume_gives_bitwise_identical_weights_with_selective_backprop(tmp_path, save_interval, resume_from):
+    full = make_trainer(
+        tmp_path, save_interval=save_interval, algorithms=[Counter(), SelectiveBackprop(0.2, 0.9, 0.5, 0.5, 2)]
+    )
+    full.fit()
+    assert (tmp_path / "ckpt" / resume_from).exists()
+
+    resumed = make_trainer(
+        tmp_path,
+        seed=999,
+        save_folder=tmp_path / "resumed",
+        load_path=tmp_path / "ckpt" / resume_from,
+        algorithms=[Counter(), SelectiveBackprop(0.2, 0.9, 0.5, 0.5, 2)],
+    )
+    assert resumed.state.timestamp.batch == int(resume_from.split("-ba")[1][:-3])
+    resumed.fit()
+    assert resumed.state.timestamp == full.state.timestamp.__class__(
+        **{**full.state.timestamp.state_dict(), "total_wct": resumed.state.timestamp.total_wct}
+    )
+    assert_bitwise_equal(weights(full.state.model), weights(resumed.state.model))
+    assert resumed.state.algorithms[0].batches == full.state.algorithms[0].batches == 16
+    assert resumed.state.eval_metrics == full.state.eval_metrics
+
+
+def test_latest_points_at_the_newest_and_old_ones_are_rotated(tmp_path):
+    trainer = make_trainer(tmp_path, save_interval="2ba", save_num_checkpoints_to_keep=2)
+    trainer.fit()
+    folder = tmp_path / "ckpt"
+    assert sorted(p.name for p in folder.iterdir()) == ["ep3-ba14.pt", "ep3-ba16.pt", "latest.pt"]
+    assert os.readlink(folder / "latest.pt") == "ep3-ba16.pt"
+    assert load_checkpoint(folder)["state"]["timestamp"]["batch"] == 16
+
+
+def test_checkpoint_contents(tmp_path):
+    trainer = make_trainer(tmp_path, save_interval="1ep")
+    trainer.fit()
+    payload = load_checkpoint(tmp_path / "ckpt" / "latest.pt")
+    state = payload["state"]
+    assert set(state) == {"model", "optimizers", "schedulers", "scaler", "timestamp", "algorithms", "callbacks"}
+    assert set(payload["rng"]) == {"python", "numpy", "torch", "cuda"}
+    [sb] = state["algorithms"]
+    assert sb == {
+        "class_path": "raycomp.algorithms.selective_backprop.SelectiveBackprop",
+        "init_args": {"start": 0.2, "end": 0.9, "keep": 0.5, "scale_factor": 0.5, "interrupt": 2},
+        "state": {},
+        "required_on_load": False,
+    }
+
+
+def test_required_algorithm_missing_is_refused_by_name(tmp_path):
+    trainer = make_trainer(tmp_path, algorithms=[ScaleInput(3.0)])
+    trainer.fit()
+    with pytest.raises(CheckpointError, match=r"test_checkpoint\.ScaleInput.*required_on_load"):
+        make_trainer(tmp_path, algorithms=[], load_path=tmp_path / "ckpt", save_folder=None)
+
+
+def test_required_algorithm_is_recreated_when_opted_in(tmp_path):
+    trained = make_trainer(tmp_path, algorithms=[ScaleInput(3.0)])
+    trained.fit()
+    loaded = make_trainer(
+        tmp_path, algorithms=[], load_path=tmp_path / "ckpt", save_folder=None, load_recreate_required_algorithms=True
+    )
+    [recreated] = loaded.state.algorithms
+    assert isinstance(recreated, ScaleInput) and recreated.init_scale == 3.0
+    assert isinstance(loaded.state.model.module[0], nn.Conv2d)  # surgery re-applied before the weights
+    assert_bitwise_equal(weights(trained.state.model), weights(loaded.state.model))
+    assert loaded.engine.trace_summary.get("ScaleInput", Event.INIT).count == 1
+
+
+def test_required_algorithm_present_loads_identical_weights(tmp_path):
+    trained = make_trainer(tmp_path, algorithms=[ScaleInput(3.0)])
+    trained.fit()
+    loaded = make_trainer(tmp_path, algorithms=[ScaleInput(3.0)], load_path=tmp_path / "ckpt", save_folder=None)
+    assert_bitwise_equal(weights(trained.state.model), weights(loaded.state.model))
+
+
+class Unpicklable:
+    def __reduce__(self):
+        raise RuntimeError("disk full")
+
+
+class Poisoned(Algorithm):
+    """Its state cannot be written: saving fails halfway through torch.save."""
+
+    def match(self, event, state):
+        return False
+
+    def apply(self, event, state, logger):
+        pass
+
+    def state_dict(self):
+        return {"big": torch.zeros(1000), "bad": Unpicklable()}
+
+
+def test_a_failed_save_leaves_the_previous_checkpoint_loadable(tmp_path):
+    state = State(tiny_model(), "1ep")
+    folder = tmp_path / "ckpt"
+    first = save_checkpoint(state, folder)
+    state.algorithms.append(Poisoned())
+    state.timestamp = state.timestamp.to_next_batch(4)
+    with pytest.raises(RuntimeError, match="disk full"):
+        save_checkpoint(state, folder)
+    assert sorted(p.name for p in folder.iterdir()) == [first.name, "latest.pt"]  # no partial file left
+    assert load_checkpoint(folder)["state"]["timestamp"]["batch"] == 0
+
+
+KILLED_WRITER = """
+import sys, torch
+from raycomp.checkpoint import save_checkpoint
+from raycomp.core import State
+from torch import nn
+model = nn.Linear(1, 1)
+state = State(model, "1ep")
+save_checkpoint(state, sys.argv[1])
+print("first saved", flush=True)
+model.big = nn.Parameter(torch.zeros(150_000_000))  # 600 MB: slow enough to be killed mid-write
+state.timestamp = state.timestamp.to_next_batch(1)
+save_checkpoint(state, sys.argv[1])
+"""
+
+
+def test_a_process_killed_while_saving_leaves_the_previous_checkpoint_loadable(tmp_path):
+    folder = tmp_path / "ckpt"
+    writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(folder)], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout.readline().strip() == "first saved"
+    deadline = time.monotonic() + 60
+    while not any(p.name.endswith(".tmp") and p.stat().st_size > 0 for p in folder.iterdir()):
+        assert time.monotonic() < deadline and writer.poll() is None, "the second save never started"
+        time.sleep(0.002)
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+    assert not (folder / "ep0-ba1.pt").exists()
+    payload = load_checkpoint(folder / "latest.pt")
+    assert payload["state"]["timestamp"]["batch"] == 0
+
+
+def test_loading_never_runs_code_from_the_file(tmp_path):
+    class Exploit:
+        def __reduce__(self):
+            return (os.system, ("touch " + str(tmp_path / "pwned"),))
+
+    path = tmp_path / "evil.pt"
+    torch.save({"format_version": 1, "x": Exploit()}, path)
+    with pytest.raises(CheckpointError, match="Cannot read checkpoint"):
+        load_checkpoint(path)
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_missing_or_foreign_checkpoint(tmp_path):
+    with pytest.raises(FileNotFoundError, match="No checkpoint at"):
+        load_checkpoint(tmp_path / "nope.pt")
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "foreign.pt")
+    with pytest.raises(CheckpointError, match="not a raycomp checkpoint"):
+        load_checkpoint(tmp_path / "foreign.pt")

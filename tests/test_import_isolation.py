@@ -1,0 +1,28 @@
+"""The core must stand alone: no ray or mlflow, and nothing done at import time."""
+
+import subprocess
+import sys
+
+CHECK = """
+import atexit, signal, sys
+sys.modules["ray"] = None      # importing either now raises ImportError
+sys.modules["mlflow"] = None
+handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1)}
+registered = []
+atexit.register = lambda *a, **k: registered.append(a)
+
+import raycomp, raycomp.core, raycomp.trainer, raycomp.algorithms, raycomp.functional, raycomp.checkpoint
+import torch.distributed as dist
+
+assert handlers == {s: signal.getsignal(s) for s in handlers}, "signal handlers changed at import"
+assert not [a for a in registered if "raycomp" in repr(a)], registered
+assert not dist.is_initialized(), "a process group was created at import"
+assert not __import__("torch").cuda.is_initialized()
+print("ok")
+"""
+
+
+def test_core_imports_without_ray_or_mlflow_and_does_nothing_at_import():
+    result = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
