@@ -1,0 +1,68 @@
+"""Datasets by name, and the one way raycomp turns a dataset into a DataLoader.
+
+Every loader shuffles through a ``DistributedSampler``, even on a single
+process, so the order of an epoch depends only on ``(seed, epoch)`` (set with
+``sampler.set_epoch``, which the Trainer calls each epoch). That is what makes a
+mid-epoch resume replay exactly the batches it would have seen.
+"""
+
+from __future__ import annotations
+
+import torch.distributed as dist
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+
+from raycomp.data.cifar10 import CIFAR10
+from raycomp.data.synthetic import SyntheticCIFAR
+
+DATASET_NAMES: tuple[str, ...] = ("synthetic", "cifar10")
+
+
+def _world_and_rank() -> tuple[int, int]:
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0
+
+
+def build_dataloader(
+    dataset: Dataset,
+    batch_size: int,
+    *,
+    shuffle: bool = True,
+    seed: int = 0,
+    drop_last: bool = False,
+    num_workers: int = 0,
+) -> DataLoader:
+    """A DataLoader over this rank's shard of ``dataset``, ordered by ``(seed, epoch)`` alone."""
+    world, rank = _world_and_rank()
+    sampler = DistributedSampler(
+        dataset, num_replicas=world, rank=rank, shuffle=shuffle, seed=seed, drop_last=drop_last
+    )
+    return DataLoader(
+        dataset,
+        batch_size=batch_size,
+        sampler=sampler,
+        drop_last=drop_last,
+        num_workers=num_workers,
+        persistent_workers=num_workers > 0,
+    )
+
+
+def build_datasets(
+    name: str,
+    *,
+    root: str | None = None,
+    num_train: int = 5000,
+    num_test: int = 1000,
+    seed: int = 0,
+) -> tuple[Dataset, Dataset]:
+    """``(train, test)`` for a dataset name; ``num_train``/``num_test``/``seed`` size the synthetic set only.
+
+    CIFAR-10 is always its full 50,000/10,000 split, read from ``root``.
+    """
+    if name == "synthetic":
+        return SyntheticCIFAR(num_train, "train", seed=seed), SyntheticCIFAR(num_test, "test", seed=seed)
+    if name == "cifar10":
+        if root is None:
+            raise ValueError("dataset 'cifar10' needs root: the folder holding cifar-10-batches-py")
+        return CIFAR10(root, train=True), CIFAR10(root, train=False)
+    raise ValueError(f"unknown dataset {name!r}; valid names are {', '.join(DATASET_NAMES)}")

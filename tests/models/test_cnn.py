@@ -1,0 +1,42 @@
+import pytest
+import torch
+
+from raycomp.models import MODEL_NAMES, ClassifierModel, SmallCNN, build_model
+
+
+@pytest.mark.parametrize("size", [32, 16, 8])
+def test_small_cnn_takes_any_size_from_8(size: int) -> None:
+    model = SmallCNN(num_classes=7).eval()
+    assert model(torch.randn(4, 3, size, size)).shape == (4, 7)
+
+
+def test_small_cnn_has_batchnorm_and_dropout() -> None:
+    kinds = {type(m) for m in SmallCNN().modules()}
+    assert torch.nn.BatchNorm2d in kinds
+    assert torch.nn.Dropout in kinds
+
+
+def test_small_cnn_in_channels() -> None:
+    assert SmallCNN(num_classes=3, in_channels=1)(torch.randn(2, 1, 16, 16)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_build_model_wraps_in_classifier(name: str) -> None:
+    model = build_model(name, num_classes=5).eval()
+    assert isinstance(model, ClassifierModel)
+    batch = (torch.randn(2, 3, 32, 32), torch.tensor([0, 4]))
+    outputs = model(batch)
+    assert outputs.shape == (2, 5)
+    assert model.loss(outputs, batch, reduction="none").shape == (2,)
+    assert model.loss(outputs, batch).ndim == 0
+
+
+def test_build_model_unknown_name_lists_valid_names() -> None:
+    with pytest.raises(ValueError, match="'vgg16'") as excinfo:
+        build_model("vgg16")
+    for name in MODEL_NAMES:
+        assert name in str(excinfo.value)
+
+
+def test_model_names() -> None:
+    assert MODEL_NAMES == ("cnn", "resnet20", "resnet56")
