@@ -207,7 +207,8 @@ class Trainer:
             no_sync = self.train_model.no_sync() if not last and self.train_model is not state.model else None
             with no_sync or contextlib.nullcontext():
                 share = _num_samples(microbatch) / state.batch_num_samples
-                total_loss = total_loss + self._train_microbatch(share) * share
+                loss = self._train_microbatch(share)
+                total_loss = loss if len(microbatches) == 1 else total_loss + loss * share
         state.batch, state.loss = whole_batch, total_loss
         engine.run_event(Event.AFTER_TRAIN_BATCH)
         for optimizer in state.optimizers:
@@ -237,7 +238,7 @@ class Trainer:
             state.loss = state.model.loss(state.outputs, state.batch)
         engine.run_event(Event.AFTER_LOSS)
         engine.run_event(Event.BEFORE_BACKWARD)
-        loss = state.loss * share  # microbatch losses add up to the whole batch's mean
+        loss = state.loss * share if share != 1 else state.loss  # microbatch losses add up to the batch mean
         if state.scaler is not None:
             loss = state.scaler.scale(loss)
         loss.backward(create_graph=any(a.backwards_create_graph for a in state.algorithms))

@@ -1,0 +1,235 @@
+"""Benchmarks of the training core, side by side in one process (results in docs/benchmarks.md).
+
+1. Engine overhead: the Trainer with no algorithms against a hand-written PyTorch loop doing the
+   same work (same model, data, optimizer; no eval, no logging, no checkpoints). Target <= 1.03x.
+2. SelectiveBackprop step cost: epoch time with SB always on (start=0, end=1, keep=0.5,
+   scale_factor=0.5, interrupt=0) against no SB. Target <= 0.65x.
+3. The default SB recipe (start=0.5, end=0.9, keep=0.5, scale_factor=0.5, interrupt=2) against the
+   baseline on the same budget: wall time and final eval accuracy. Target: less time, accuracy within
+   1 point.
+
+Runs alternate their order every repeat so that drift in machine speed hits both sides; ratios are
+taken per repeat and the median is reported.
+
+    python bench/bench_core.py                 # the full run quoted in docs/benchmarks.md
+    python bench/bench_core.py --quick         # a seconds-long smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+
+from raycomp import Trainer
+from raycomp.algorithms import SelectiveBackprop
+from raycomp.data import SyntheticCIFAR, build_dataloader
+from raycomp.models import build_model
+
+
+def machine() -> str:
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads"
+
+
+def hand_loop(model, loader, optimizer, scheduler, epochs: int) -> None:
+    """What a user would write without raycomp: the same forward, loss, backward, step and schedule."""
+    model.train()
+    for epoch in range(epochs):
+        loader.sampler.set_epoch(epoch)
+        for inputs, targets in loader:
+            optimizer.zero_grad(set_to_none=True)
+            outputs = model((inputs, targets))
+            loss = model.loss(outputs, (inputs, targets))
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+
+
+def per_batch_overhead(repeats: int = 7, batches: int = 256) -> tuple[float, float]:
+    """Microseconds per batch, hand loop vs Trainer, on a 16->4 linear model where the loop is all there is."""
+    from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+    from raycomp.models.base import ClassifierModel
+
+    data = TensorDataset(torch.randn(batches * 16, 16), torch.randint(0, 4, (batches * 16,)))
+
+    def parts():
+        torch.manual_seed(0)
+        model = ClassifierModel(torch.nn.Linear(16, 4))
+        sampler = DistributedSampler(data, num_replicas=1, rank=0, seed=0)
+        return model, torch.optim.SGD(model.parameters(), lr=0.1), DataLoader(data, batch_size=16, sampler=sampler)
+
+    def hand():
+        model, optimizer, loader = parts()
+        hand_loop(model, loader, optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0), 1)
+
+    def trainer():
+        model, optimizer, loader = parts()
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+        Trainer(model, loader, "1ep", optimizers=optimizer, schedulers=schedule, progress_bar=False, seed=0).fit()
+
+    rows = side_by_side(repeats, hand, trainer)
+    return tuple(statistics.median(r[i] for r in rows) / batches * 1e6 for i in (0, 1))
+
+
+def timed(run: Callable[[], object]) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = run()
+    return time.perf_counter() - start, result
+
+
+def make_run(args, train, test, algorithms, epochs: int, seed: int, trainer: bool = True):
+    """A closure that builds a fresh model and trains it; returns eval accuracy (or None)."""
+
+    def run():
+        torch.manual_seed(seed)
+        model = build_model(args.model)
+        optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=5e-4)
+        loader = build_dataloader(train, args.batch_size, seed=seed)
+        steps = epochs * len(loader)
+        scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, total_steps=steps)
+        if not trainer:
+            hand_loop(model, loader, optimizer, scheduler, epochs)
+            return None
+        fitter = Trainer(
+            model,
+            loader,
+            f"{epochs}ep",
+            optimizers=optimizer,
+            schedulers=scheduler,
+            algorithms=algorithms(),
+            eval_dataloader=test,
+            eval_interval="0ep",
+            progress_bar=False,
+            seed=seed,
+        )
+        fitter.fit()
+        return fitter.state.eval_metrics.get("eval/accuracy")
+
+    return run
+
+
+def side_by_side(repeats: int, first: Callable, second: Callable) -> list[tuple[float, float, object, object]]:
+    rows = []
+    for repeat in range(repeats):
+        if repeat % 2 == 0:
+            (t1, r1), (t2, r2) = timed(first), timed(second)
+        else:
+            (t2, r2), (t1, r1) = timed(second), timed(first)
+        rows.append((t1, t2, r1, r2))
+    return rows
+
+
+def median_ratio(rows) -> float:
+    return statistics.median(t2 / t1 for t1, t2, *_ in rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test")
+    parser.add_argument("--model", default="cnn")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--overhead-epochs", type=int, default=2)
+    parser.add_argument("--only-overhead", action="store_true", help="run benchmark 1 only")
+    parser.add_argument("--epochs", type=int, default=10, help="budget of the recipe comparison")
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    n_train, n_test = (5000, 1000) if not args.quick else (256, 128)
+    if args.quick:
+        args.repeats, args.seeds, args.epochs, args.batch_size, args.overhead_epochs = 1, 1, 2, 64, 1
+    train, test = SyntheticCIFAR(n_train, "train", seed=0), SyntheticCIFAR(n_test, "test", seed=0)
+    test_loader = build_dataloader(test, 500, shuffle=False)
+    none = list
+    results: dict[str, object] = {"machine": machine(), "train_samples": n_train, "batch_size": args.batch_size}
+    print(f"# machine: {results['machine']}; {n_train} synthetic samples, batch {args.batch_size}\n")
+
+    make_run(args, train, None, none, 1, 0)()  # warm-up: first-call costs (allocator, kernels) hit neither side
+    rows = side_by_side(
+        args.repeats,
+        make_run(args, train, None, none, args.overhead_epochs, 0, trainer=False),
+        make_run(args, train, None, none, args.overhead_epochs, 0, trainer=True),
+    )
+    results["engine_overhead"] = {"hand_s": [r[0] for r in rows], "trainer_s": [r[1] for r in rows]}
+    print("| benchmark | baseline (median s) | measured (median s) | ratio (median of per-repeat ratios) | target |")
+    print("|---|---|---|---|---|")
+    print(
+        f"| Trainer, no algorithms vs hand-written loop ({args.overhead_epochs} epochs) "
+        f"| {statistics.median(r[0] for r in rows):.2f} "
+        f"| {statistics.median(r[1] for r in rows):.2f} | {median_ratio(rows):.3f}x | <= 1.03x |"
+    )
+
+    hand_us, trainer_us = per_batch_overhead()
+    results["per_batch_us"] = {"hand": hand_us, "trainer": trainer_us}
+    print(
+        f"| per-batch cost on a 16->4 linear model (µs) | {hand_us:.0f} | {trainer_us:.0f} | "
+        f"{trainer_us - hand_us:+.0f} µs | - |"
+    )
+    if args.only_overhead:
+        return
+
+    def sb_always():
+        return [SelectiveBackprop(start=0.0, end=1.0, keep=0.5, scale_factor=0.5, interrupt=0)]
+
+    rows = side_by_side(
+        args.repeats,
+        make_run(args, train, None, none, 1, 0),
+        make_run(args, train, None, sb_always, 1, 0),
+    )
+    results["sb_step_cost"] = {"baseline_s": [r[0] for r in rows], "sb_s": [r[1] for r in rows]}
+    print(
+        f"| epoch with SB always on vs no SB | {statistics.median(r[0] for r in rows):.2f} "
+        f"| {statistics.median(r[1] for r in rows):.2f} | {median_ratio(rows):.3f}x | <= 0.65x |"
+    )
+
+    def sb_default():
+        return [SelectiveBackprop()]
+
+    recipe = []
+    for seed in range(args.seeds):
+        recipe += side_by_side(
+            1,
+            make_run(args, train, test_loader, none, args.epochs, seed),
+            make_run(args, train, test_loader, sb_default, args.epochs, seed),
+        )
+    results["sb_recipe"] = {
+        "epochs": args.epochs,
+        "baseline_s": [r[0] for r in recipe],
+        "sb_s": [r[1] for r in recipe],
+        "baseline_accuracy": [r[2] for r in recipe],
+        "sb_accuracy": [r[3] for r in recipe],
+    }
+    base_acc = statistics.median(r[2] for r in recipe)
+    sb_acc = statistics.median(r[3] for r in recipe)
+    print(
+        f"| default SB recipe vs baseline, {args.epochs} epochs, {args.seeds} seeds: wall time "
+        f"| {statistics.median(r[0] for r in recipe):.2f} | {statistics.median(r[1] for r in recipe):.2f} "
+        f"| {median_ratio(recipe):.3f}x | < 1x |"
+    )
+    print(
+        f"| same runs: final eval accuracy (median) | {base_acc:.4f} | {sb_acc:.4f} "
+        f"| {sb_acc - base_acc:+.4f} | >= -0.01 |"
+    )
+    accs = ", ".join(f"{r[2]:.4f}/{r[3]:.4f}" for r in recipe)
+    print(f"\nper-seed accuracy baseline/SB: {accs}")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(results, out, indent=2)
+
+
+if __name__ == "__main__":
+    main()

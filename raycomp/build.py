@@ -1,0 +1,103 @@
+"""From a validated experiment config to a ready Trainer: data, model, optimizer, schedule, algorithms.
+
+Used by every Ray worker and by anyone who wants a config's run in their own process; it imports no
+Ray, so the recipe a trial runs can be built and tested on its own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from raycomp.config import ExperimentConfig
+from raycomp.core import Callback, LoggerDestination, Time, TimeUnit
+from raycomp.data import build_dataloader, build_datasets
+from raycomp.models import build_model
+from raycomp.trainer import Trainer
+
+
+def build_optimizer(config: ExperimentConfig, model: torch.nn.Module) -> torch.optim.Optimizer:
+    opt = config.optimizer
+    if opt.name == "adamw":
+        return torch.optim.AdamW(model.parameters(), lr=opt.lr, weight_decay=opt.weight_decay)
+    return torch.optim.SGD(
+        model.parameters(), lr=opt.lr, momentum=opt.momentum, weight_decay=opt.weight_decay, nesterov=opt.nesterov
+    )
+
+
+def total_steps(config: ExperimentConfig, steps_per_epoch: int) -> int:
+    duration = Time.from_input(config.max_duration)
+    return duration.value * steps_per_epoch if duration.unit is TimeUnit.EPOCH else duration.value
+
+
+def build_scheduler(
+    config: ExperimentConfig, optimizer: torch.optim.Optimizer, steps_per_epoch: int
+) -> torch.optim.lr_scheduler.LRScheduler | None:
+    """A per-step schedule over the whole run (the Trainer steps it after every optimizer step)."""
+    schedule, steps = config.schedule, total_steps(config, steps_per_epoch)
+    if schedule.name == "constant":
+        return None
+    if schedule.name == "onecycle":
+        return torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=config.optimizer.lr, total_steps=steps)
+    if schedule.name == "step":
+        step_size = Time.from_input(schedule.step_size) if schedule.step_size else Time(max(1, steps // 3), "ba")
+        size = step_size.value * (steps_per_epoch if step_size.unit is TimeUnit.EPOCH else 1)
+        return torch.optim.lr_scheduler.StepLR(optimizer, step_size=size, gamma=schedule.gamma)
+    warmup = int(schedule.warmup_fraction * steps)
+
+    def cosine(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, cosine)
+
+
+def build_trainer(
+    config: ExperimentConfig,
+    *,
+    callbacks: Sequence[Callback] = (),
+    loggers: Sequence[LoggerDestination] = (),
+    load_path: str | Path | None = None,
+    save_folder: str | Path | None = None,
+    device: str | torch.device = "auto",
+    progress_bar: bool | None = False,
+    **trainer_kwargs: Any,
+) -> Trainer:
+    """The Trainer a config describes; under a process group each rank gets its shard of the data."""
+    data = config.data
+    train_set, test_set = build_datasets(
+        data.name, root=data.root, num_train=data.num_train, num_test=data.num_test, seed=config.seed
+    )
+    train_loader = build_dataloader(train_set, data.batch_size, seed=config.seed, num_workers=data.num_workers)
+    eval_loader = build_dataloader(test_set, data.eval_batch_size, shuffle=False, num_workers=data.num_workers)
+    torch.manual_seed(config.seed)  # the same initial weights on every rank and every retry
+    model = build_model(config.model.name, num_classes=config.model.num_classes)
+    optimizer = build_optimizer(config, model)
+    scheduler = build_scheduler(config, optimizer, len(train_loader))
+    return Trainer(
+        model,
+        train_loader,
+        config.max_duration,
+        eval_dataloader=eval_loader,
+        algorithms=config.build_algorithms(),
+        callbacks=callbacks,
+        optimizers=optimizer,
+        schedulers=scheduler,
+        precision=config.precision,
+        grad_accum=config.grad_accum,
+        device=device,
+        seed=config.seed,
+        eval_interval=config.eval.interval,
+        save_folder=save_folder,
+        save_interval=config.checkpoint.interval,
+        save_num_checkpoints_to_keep=config.checkpoint.num_to_keep or -1,
+        load_path=load_path,
+        progress_bar=progress_bar,
+        loggers=loggers,
+        **trainer_kwargs,
+    )

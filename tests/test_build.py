@@ -1,0 +1,47 @@
+import pytest
+import torch
+
+from raycomp.algorithms import SelectiveBackprop
+from raycomp.build import build_scheduler, build_trainer
+from raycomp.config import ExperimentConfig
+
+SMALL = {"data": {"num_train": 128, "num_test": 64, "batch_size": 32}, "max_duration": "2ep"}
+
+
+def test_a_config_becomes_a_trainer_that_runs(tmp_path):
+    config = ExperimentConfig.from_dict(
+        {**SMALL, "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "interrupt": 0}}}
+    )
+    trainer = build_trainer(config, save_folder=tmp_path)
+    [sb] = trainer.state.algorithms
+    assert isinstance(sb, SelectiveBackprop) and sb.interrupt == 0
+    trainer.fit()
+    assert trainer.state.timestamp.batch == 8 and "eval/accuracy" in trainer.state.eval_metrics
+    assert (tmp_path / "latest.pt").exists()
+
+
+def test_same_config_same_initial_weights():
+    first, second = (build_trainer(ExperimentConfig.from_dict(SMALL)) for _ in range(2))
+    for a, b in zip(first.state.model.parameters(), second.state.model.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize(
+    ("schedule", "lrs"),
+    [
+        ({"name": "constant"}, [0.1] * 4),
+        ({"name": "step", "step_size": "1ep", "gamma": 0.5}, [0.1, 0.1, 0.05, 0.05]),
+        ({"name": "cosine"}, [0.1, 0.1 * 0.5 * (1 + 0.7071067811865476), 0.05, 0.1 * 0.5 * (1 - 0.7071067811865476)]),
+    ],
+)
+def test_schedules_step_per_batch(schedule, lrs):
+    config = ExperimentConfig.from_dict({**SMALL, "optimizer": {"lr": 0.1}, "schedule": schedule})
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+    scheduler = build_scheduler(config, optimizer, steps_per_epoch=2)
+    seen = []
+    for _ in range(4):
+        seen.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+    assert seen == pytest.approx(lrs)

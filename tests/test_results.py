@@ -1,0 +1,55 @@
+import csv
+import json
+
+from raycomp.results import WALL, TrialRecord, best, format_table, summarize, write_results
+
+
+def history(*points):
+    return [{"eval/accuracy": acc, WALL: wall} for wall, acc in points]
+
+
+TRIALS = [
+    TrialRecord("t0", "baseline", {}, "TERMINATED", history((10, 0.5), (20, 0.7), (30, 0.8))),
+    TrialRecord(
+        "t1",
+        "method",
+        {"algorithms.selective_backprop.keep": 0.5},
+        "TERMINATED",
+        history((8, 0.6), (16, 0.8), (24, 0.85)),
+    ),
+    TrialRecord(
+        "t2",
+        "method",
+        {"algorithms.selective_backprop.keep": 0.3},
+        "TERMINATED",
+        history((7, 0.4), (14, 0.6), (21, 0.75)),
+    ),
+    TrialRecord("t3", "method", {"algorithms.selective_backprop.keep": 0.1}, "ERROR", [], error="boom"),
+]
+
+
+def test_speedup_is_baseline_time_over_time_to_baseline_accuracy():
+    by_id = {s.trial_id: s for s in summarize(TRIALS)}
+    assert by_id["t0"].speedup == 1.0 and by_id["t0"].time_to_baseline_s == 30
+    assert by_id["t1"].time_to_baseline_s == 16 and by_id["t1"].speedup == 30 / 16
+    assert by_id["t2"].time_to_baseline_s is None and by_id["t2"].speedup is None  # never reached 0.8
+    assert by_id["t3"].final_metric is None and by_id["t3"].error == "boom"
+    assert best(list(by_id.values())).trial_id == "t1"
+
+
+def test_min_mode_and_no_baseline():
+    trials = [TrialRecord("a", "method", {}, "TERMINATED", [{"eval/loss": 1.0, WALL: 5}])]
+    [summary] = summarize(trials, metric="eval/loss", mode="min")
+    assert summary.speedup is None and summary.final_metric == 1.0
+
+
+def test_table_and_files(tmp_path):
+    summaries = summarize(TRIALS)
+    table = format_table(summaries, "eval/accuracy")
+    assert "1.88x" in table and "never" in table and "t3: boom" in table
+    csv_path, json_path = write_results(tmp_path, summaries, "eval/accuracy", "max")
+    rows = list(csv.DictReader(csv_path.open()))
+    assert [r["trial_id"] for r in rows] == ["t0", "t1", "t2", "t3"]
+    document = json.loads(json_path.read_text())
+    assert document["best"]["trial_id"] == "t1" and len(document["trials"]) == 4
+    assert not list(tmp_path.glob(".*.tmp"))
