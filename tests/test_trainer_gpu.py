@@ -14,8 +14,14 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 def test_fit_on_cuda(precision):
     sb = SelectiveBackprop(start=0.0, end=1.0, interrupt=0)
     trainer = Trainer(
-        tiny_model(), tiny_loader(), "4ba", eval_dataloader=tiny_loader(n=16), algorithms=[sb],
-        precision=precision, device="auto", seed=0,
+        tiny_model(),
+        tiny_loader(),
+        "4ba",
+        eval_dataloader=tiny_loader(n=16),
+        algorithms=[sb],
+        precision=precision,
+        device="auto",
+        seed=0,
     )
     assert trainer.device.type == "cuda"
     assert (trainer.state.scaler is not None) == (precision == "amp_fp16")
