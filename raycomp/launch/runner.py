@@ -1,0 +1,95 @@
+"""Ray's side of one training run: start or join Ray, and run a config as a Ray Train ``TorchTrainer``.
+
+Ray does the process management, placement, restarts and checkpoint storage; this module only maps
+the experiment config onto Ray's ``ScalingConfig``/``RunConfig`` and sets the few knobs measured to
+matter here (docs/ray-notes.md).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+import ray
+import ray.train
+from ray.train.torch import TorchTrainer
+
+from raycomp.config import ExperimentConfig
+from raycomp.launch.worker import train_worker
+
+# Reports block until the controller polls (default every 2 s) and failures are noticed only then;
+# Ray Train's print patch doubles every line a worker prints.
+RAY_ENV = {"RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.2", "RAY_TRAIN_ENABLE_PRINT_PATCH": "0"}
+TRIAL_SLOT = "trial_slot"  # custom resource a Tune trial's driver holds instead of a CPU its workers need
+
+
+def init_ray(address: str | None = None, *, num_cpus: int | None = None, num_gpus: int | None = None) -> None:
+    """Joins the cluster at ``address`` (or ``RAY_ADDRESS``), else starts a private local Ray.
+
+    A local Ray gets one ``trial_slot`` per CPU and its own GCS port, so a second Ray on the same host
+    (a ``ray start`` head) cannot capture its placement-group cleaner.
+    """
+    for key, value in RAY_ENV.items():
+        os.environ.setdefault(key, value)
+    if ray.is_initialized():
+        return
+    env_vars = {key: os.environ[key] for key in RAY_ENV}
+    address = address or os.environ.get("RAY_ADDRESS")
+    if address:
+        ray.init(address=address, runtime_env={"env_vars": env_vars}, log_to_driver=True)
+        return
+    cpus = num_cpus or os.cpu_count() or 1
+    port = _free_port()
+    os.environ["RAY_GCS_SERVER_PORT"] = str(port)
+    ray.init(
+        address="local",
+        num_cpus=cpus,
+        num_gpus=num_gpus,
+        resources={TRIAL_SLOT: cpus},
+        runtime_env={"env_vars": {**env_vars, "RAY_ADDRESS": f"127.0.0.1:{port}"}},
+        dashboard_host="127.0.0.1",  # the dashboard's state API frees a stopped trial's placement groups
+    )
+
+
+def torch_trainer(
+    config: ExperimentConfig,
+    name: str,
+    storage_path: str,
+    *,
+    callbacks: list[Any] | tuple[Any, ...] = (),
+    run_callbacks: list[Any] | tuple[Any, ...] = (),
+    extra_metrics: dict[str, Any] | None = None,
+) -> TorchTrainer:
+    """A TorchTrainer running ``config`` on ``scaling.num_workers`` workers (gloo on CPU, NCCL on GPU).
+
+    ``name``/``storage_path`` identify the run: running it again resumes from its latest checkpoint.
+    ``callbacks`` are raycomp Callbacks sent to every worker; ``run_callbacks`` are Ray Train callbacks.
+    """
+    scaling = config.scaling
+    return TorchTrainer(
+        train_worker,
+        train_loop_config={
+            "experiment": config.to_dict(),
+            "callbacks": list(callbacks),
+            "extra_metrics": dict(extra_metrics or {}),
+        },
+        scaling_config=ray.train.ScalingConfig(
+            num_workers=scaling.num_workers,
+            use_gpu=scaling.use_gpu,
+            resources_per_worker=scaling.resources_per_worker,
+        ),
+        run_config=ray.train.RunConfig(
+            name=name,
+            storage_path=storage_path,
+            failure_config=ray.train.FailureConfig(max_failures=config.failure.max_failures),
+            checkpoint_config=ray.train.CheckpointConfig(num_to_keep=config.checkpoint.num_to_keep),
+            callbacks=list(run_callbacks),
+        ),
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
