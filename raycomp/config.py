@@ -5,7 +5,8 @@
 Every problem found is gathered into one ``ConfigError``, so a bad file is fixed in one pass.
 
 Nothing heavy is imported here: the model, dataset and algorithm registries are imported inside the
-validators that need them, and ``ray.tune`` only inside ``to_tune_space``.
+validators that need them; Ray is not imported at all (``raycomp.launch.sweep`` turns a sweep into Tune
+search-space objects).
 """
 
 from __future__ import annotations
@@ -365,20 +366,6 @@ class SweepConfig(_Section):
         """Names of the algorithms whose arguments are swept, in space order."""
         names = [_swept_algorithm(path) for path in self.space]
         return list(dict.fromkeys(name for name in names if name))
-
-
-def to_tune_space(sweep: SweepConfig) -> dict[str, Any]:
-    """The one place a sweep becomes Ray Tune search-space objects, keyed by dotted config path."""
-    from ray import tune
-
-    samplers = {
-        "grid": lambda values: tune.grid_search(list(values)),
-        "choice": lambda values: tune.choice(list(values)),
-        "uniform": lambda values: tune.uniform(*values),
-        "loguniform": lambda values: tune.loguniform(*values),
-        "randint": lambda values: tune.randint(*values),
-    }
-    return {path: samplers[domain.kind](domain.values) for path, domain in sweep.space.items()}
 
 
 # ---- algorithms ------------------------------------------------------------------------------------------
@@ -913,5 +900,4 @@ __all__ = [
     "TrialSchedulerConfig",
     "algorithm_class",
     "load_experiment",
-    "to_tune_space",
 ]

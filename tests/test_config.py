@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from raycomp.algorithms import SelectiveBackprop
-from raycomp.config import ConfigError, ExperimentConfig, load_experiment, to_tune_space
+from raycomp.config import ConfigError, ExperimentConfig, load_experiment
 from raycomp.core.time import Time, TimeUnit
 
 FULL = """\
@@ -430,17 +430,6 @@ def test_flatten_gives_scalars_with_algorithm_defaults(tmp_path):
     assert flat["algorithms.selective_backprop.end"] == 0.9  # a default, logged too
     assert flat["sweep.space.optimizer.lr.loguniform"] == "[0.001, 0.1]"
     assert all(isinstance(v, str | int | float | bool | type(None)) for v in flat.values())
-
-
-def test_to_tune_space_builds_ray_objects(tmp_path):
-    from ray import tune
-    from ray.tune.search.sample import Float, Integer
-
-    space = to_tune_space(load_experiment(write(tmp_path, FULL)).sweep)
-    assert space["algorithms.selective_backprop.keep"] == tune.grid_search([0.3, 0.5, 0.7])
-    lr, batch = space["optimizer.lr"], space["data.batch_size"]
-    assert isinstance(lr, Float) and (lr.lower, lr.upper) == (0.001, 0.1)
-    assert isinstance(batch, Integer) and (batch.lower, batch.upper) == (32, 129)
 
 
 def test_config_error_pickles_with_its_problems():

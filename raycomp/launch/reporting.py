@@ -34,7 +34,9 @@ class ReportCallback(Callback):
     (epochs or batches) and with the last report of the run.
     """
 
-    def __init__(self, reporter: Reporter, checkpoint_interval: str | Time = "1ep", extra: dict[str, Any] | None = None):
+    def __init__(
+        self, reporter: Reporter, checkpoint_interval: str | Time = "1ep", extra: dict[str, Any] | None = None
+    ):
         self.reporter = reporter
         self.interval = Time.from_input(checkpoint_interval)
         if self.interval.unit not in (TimeUnit.EPOCH, TimeUnit.BATCH) or self.interval.value < 1:
@@ -88,7 +90,7 @@ class ReportCallback(Callback):
             "samples": state.timestamp.sample,
             "throughput/samples_per_s": (state.timestamp.sample - self._window_samples) / seconds if seconds else 0.0,
             "trainer/lr": state.optimizers[0].param_groups[0]["lr"] if state.optimizers else None,
-            "done": final,
+            "finished": final,
         }
         if self._loss_count:
             metrics["train/loss"] = self._loss_sum / self._loss_count

@@ -1,0 +1,235 @@
+"""A Ray Tune sweep of an experiment: a baseline arm plus the method's search space, one trial per sample.
+
+Tune launches Train: each trial is a function that turns its sample into an experiment config and
+either trains it in its own process (``scaling.num_workers: 0``, Tune's checkpoints) or runs a
+``TorchTrainer`` for it (``num_workers >= 1``, Train's checkpoints, named after the trial so a
+restored sweep resumes it). The trial's driver then holds only a ``trial_slot``, not a CPU its
+workers need. This module is the one place a sweep section becomes Tune search-space objects.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import ray
+from ray import tune
+from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler, TrialScheduler
+
+from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig
+from raycomp.launch.reporting import CHECKPOINT_FILE
+from raycomp.launch.runner import TRIAL_SLOT, torch_trainer
+from raycomp.launch.worker import run_experiment
+from raycomp.results import WALL, TrialRecord
+
+BASELINE, METHOD = "baseline", "method"
+ITERATION = "training_iteration"  # one iteration = one report = one evaluation
+
+
+# ---- search space ----------------------------------------------------------------------------------------
+
+
+def tune_domain(domain: SearchDomain) -> Any:
+    """A Tune sampler for one non-grid domain (grids are expanded into arms by ``sweep_arms``)."""
+    samplers = {
+        "choice": lambda values: tune.choice(list(values)),
+        "uniform": lambda values: tune.uniform(*values),
+        "loguniform": lambda values: tune.loguniform(*values),
+        "randint": lambda values: tune.randint(*values),
+    }
+    return samplers[domain.kind](domain.values)
+
+
+def sweep_arms(sweep: SweepConfig) -> list[dict[str, Any]]:
+    """The arms Tune grids over: the baseline once, then every grid combination ``num_samples`` times.
+
+    Random domains stay Tune samplers inside each method arm; Tune resolves them per trial. Expanding
+    the grid here keeps the baseline out of the ``num_samples`` repetition.
+    """
+    grids = {path: domain.values for path, domain in sweep.space.items() if domain.kind == "grid"}
+    samplers = {path: tune_domain(domain) for path, domain in sweep.space.items() if domain.kind != "grid"}
+    # The baseline ignores overrides; its None values only give Tune's table the same columns for every arm.
+    arms = [{"variant": BASELINE, "overrides": dict.fromkeys(sweep.space)}] if sweep.baseline else []
+    for combination in itertools.product(*grids.values()):
+        for _ in range(sweep.num_samples):
+            overrides = {**dict(zip(grids, combination, strict=True)), **copy.deepcopy(samplers)}
+            arms.append({"variant": METHOD, "overrides": overrides})
+    return arms
+
+
+def trial_experiment(base: ExperimentConfig, arm: Mapping[str, Any]) -> ExperimentConfig:
+    """The experiment one trial trains: the baseline drops the swept algorithms (all, if none is swept)."""
+    if arm["variant"] == BASELINE:
+        swept = base.sweep.swept_algorithms() if base.sweep else []
+        return base.without_algorithms(swept or list(base.algorithms))
+    return base.with_overrides(arm["overrides"])
+
+
+# ---- the trial -------------------------------------------------------------------------------------------
+
+
+class TuneReporter:
+    """Reports a local-mode trial through ``tune.report``; Tune persists the checkpoint in the trial folder."""
+
+    def report(self, metrics: dict[str, Any], checkpoint_dir: os.PathLike | None) -> None:
+        checkpoint = tune.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
+        tune.report(metrics, checkpoint=checkpoint)
+
+
+def run_trial(trial_config: dict[str, Any], base: dict[str, Any]) -> None:
+    """One Tune trial: train the arm's experiment, resuming from its latest checkpoint when restored."""
+    arm = trial_config["arm"]
+    config = trial_experiment(ExperimentConfig.from_dict(base, source="<sweep base>"), arm)
+    extra = {"variant": arm["variant"]}
+    if config.scaling.num_workers == 0:
+        _run_local_trial(config, extra)
+        return
+    from ray.tune.integration.ray_train import TuneReportCallback
+
+    context = tune.get_context()
+    storage = os.path.join(config.resolved_storage_path(), config.name, "train")
+    trainer = torch_trainer(
+        config, context.get_trial_id(), storage, run_callbacks=[TuneReportCallback()], extra_metrics=extra
+    )
+    trainer.fit()
+
+
+def _run_local_trial(config: ExperimentConfig, extra: dict[str, Any]) -> None:
+    import torch
+
+    extra["workers"] = 0
+    if not config.scaling.use_gpu:
+        torch.set_num_threads(max(1, int(config.scaling.cpus_per_worker)))
+    device = "cuda" if config.scaling.use_gpu else "cpu"
+    checkpoint = tune.get_checkpoint()
+    if checkpoint is None:
+        run_experiment(config, TuneReporter(), device=device, extra_metrics=extra)
+        return
+    with checkpoint.as_directory() as folder:
+        load_path = os.path.join(folder, CHECKPOINT_FILE)
+        run_experiment(config, TuneReporter(), load_path=load_path, device=device, extra_metrics=extra)
+
+
+def trial_resources(config: ExperimentConfig) -> dict[str, float]:
+    """What a trial's own process holds: the worker's CPU/GPU in local mode, else only a trial slot."""
+    scaling = config.scaling
+    if scaling.num_workers == 0:
+        return {"CPU": scaling.cpus_per_worker, "GPU": scaling.worker_gpus}
+    return {"CPU": 0, TRIAL_SLOT: 1}
+
+
+def concurrent_trials(config: ExperimentConfig, resources: Mapping[str, float]) -> int:
+    """``sweep.max_concurrent_trials``, or as many trials as the cluster's CPUs (and GPUs) fit at once."""
+    if config.sweep and config.sweep.max_concurrent_trials:
+        return config.sweep.max_concurrent_trials
+    scaling = config.scaling
+    workers = max(1, scaling.num_workers)
+    fit = math.floor(resources.get("CPU", 1) / (workers * scaling.cpus_per_worker))
+    if scaling.use_gpu:
+        fit = min(fit, math.floor(resources.get("GPU", 0) / (workers * scaling.worker_gpus)))
+    return max(1, fit)
+
+
+# ---- the Tuner -------------------------------------------------------------------------------------------
+
+
+class _KeepBaseline(AsyncHyperBandScheduler):
+    """ASHA that never stops the baseline early: every speed-up is measured against its full run."""
+
+    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+        decision = super().on_trial_result(tune_controller, trial, result)
+        if trial.config.get("arm", {}).get("variant") == BASELINE and not result.get("finished"):
+            return TrialScheduler.CONTINUE
+        return decision
+
+
+def build_scheduler(sweep: SweepConfig) -> TrialScheduler:
+    if sweep.scheduler is None or sweep.scheduler.name == "fifo":
+        return FIFOScheduler()
+    options = sweep.scheduler
+    return _KeepBaseline(
+        time_attr=ITERATION,
+        grace_period=options.grace_period,
+        reduction_factor=options.reduction_factor,
+        max_t=options.max_t or 10_000,
+    )
+
+
+def progress_reporter(sweep: SweepConfig) -> tune.CLIReporter:
+    """Tune's live table: arm, swept values, the sweep's metric, train loss, epoch and training seconds."""
+    parameters = {"arm/variant": "arm"}
+    parameters.update({f"arm/overrides/{path}": path.split(".")[-1] for path in sweep.space})
+    return tune.CLIReporter(
+        metric_columns={
+            sweep.metric: sweep.metric.split("/")[-1],
+            "train/loss": "loss",
+            "epoch": "ep",
+            WALL: "train s",
+        },
+        parameter_columns=parameters,
+        max_report_frequency=10,
+    )
+
+
+def make_trainable(config: ExperimentConfig) -> Any:
+    base = config.to_dict()
+    return tune.with_resources(tune.with_parameters(run_trial, base=base), trial_resources(config))
+
+
+def build_tuner(config: ExperimentConfig, callbacks: list[Any] | None = None) -> tune.Tuner:
+    """The Tuner for ``config``'s sweep (no ``sweep`` section: the baseline and the config as written)."""
+    sweep = config.sweep or SweepConfig()
+    cluster = ray.cluster_resources()
+    if config.scaling.num_workers > 0 and cluster.get(TRIAL_SLOT, 0) < 1:
+        raise RuntimeError(
+            f"The Ray cluster declares no '{TRIAL_SLOT}' resource, which each multi-worker trial's driver holds; "
+            f"start the head with --resources='{{\"{TRIAL_SLOT}\": 8}}' (cluster.yaml does)"
+        )
+    return tune.Tuner(
+        make_trainable(config),
+        param_space={"arm": tune.grid_search(sweep_arms(sweep))},
+        tune_config=tune.TuneConfig(
+            metric=sweep.metric,
+            mode=sweep.mode,
+            scheduler=build_scheduler(sweep),
+            num_samples=1,  # repetitions are arms (sweep_arms), so the baseline runs once
+            max_concurrent_trials=concurrent_trials(config, cluster),
+            reuse_actors=config.scaling.num_workers == 0,
+            trial_dirname_creator=lambda trial: trial.trial_id,
+        ),
+        run_config=tune.RunConfig(
+            name=config.name,
+            storage_path=config.resolved_storage_path(),
+            callbacks=callbacks,
+            progress_reporter=progress_reporter(sweep),
+            verbose=1,  # the table only; each result in full is in the trial folders
+            failure_config=tune.FailureConfig(max_failures=0),  # retries happen inside the TorchTrainer
+        ),
+    )
+
+
+def restore_tuner(config: ExperimentConfig, callbacks: list[Any] | None = None) -> tune.Tuner:
+    """The interrupted sweep at ``storage_path/name``: unfinished trials resume, finished ones stay."""
+    path = os.path.join(config.resolved_storage_path(), config.name)
+    if not tune.Tuner.can_restore(path):
+        raise FileNotFoundError(f"No sweep to resume at {path} (run without --resume to start one)")
+    return tune.Tuner.restore(path, trainable=make_trainable(config), resume_unfinished=True)
+
+
+def trial_records(results: tune.ResultGrid) -> list[TrialRecord]:
+    """Every trial's arm, status and full report history, baseline first."""
+    records = []
+    for result in results:
+        history = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
+        arm = (result.config or {}).get("arm") or {"variant": (history[-1] if history else {}).get("variant", "?")}
+        trial_id = (result.metrics or {}).get("trial_id") or os.path.basename(result.path)
+        status = "ERROR" if result.error else ("TERMINATED" if history and history[-1].get("finished") else "STOPPED")
+        error = f"{type(result.error).__name__}: {result.error}".splitlines()[0] if result.error else None
+        overrides = {path: value for path, value in arm.get("overrides", {}).items() if value is not None}
+        records.append(TrialRecord(trial_id, arm["variant"], overrides, status, history, error))
+    records.sort(key=lambda record: record.variant != BASELINE)
+    return records

@@ -1,0 +1,197 @@
+"""The Tune sweep: arms and trial configs (no Ray needed), then real sweeps on a local Ray."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from raycomp.config import ExperimentConfig, load_experiment
+
+SB = "algorithms.selective_backprop"
+
+
+def tiny_experiment(storage: Path, name: str = "tiny", **changes) -> dict:
+    """A sweep that trains for a couple of seconds per trial on 1 CPU (local-mode trials)."""
+    experiment = {
+        "name": name,
+        "data": {"num_train": 256, "num_test": 128, "batch_size": 64},
+        "max_duration": "2ep",
+        "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
+        "scaling": {"num_workers": 0},
+        "checkpoint": {"interval": "1ep"},
+        "storage_path": str(storage),
+        "sweep": {"space": {f"{SB}.keep": {"grid": [0.25, 0.75]}}},
+    }
+    for key, value in changes.items():
+        experiment[key] = value
+    return experiment
+
+
+def write(path: Path, experiment: dict) -> Path:
+    path.write_text(yaml.safe_dump(experiment))
+    return path
+
+
+# ---- arms and trial configs ------------------------------------------------------------------------------
+
+
+def test_arms_hold_one_baseline_and_each_grid_point_num_samples_times(tmp_path):
+    from ray.tune.search.sample import Float
+
+    from raycomp.launch.sweep import sweep_arms
+
+    experiment = tiny_experiment(tmp_path)
+    experiment["sweep"] = {
+        "space": {f"{SB}.keep": {"grid": [0.25, 0.75]}, f"{SB}.scale_factor": {"uniform": [0.5, 1.0]}},
+        "num_samples": 3,
+    }
+    arms = sweep_arms(ExperimentConfig.from_dict(experiment).sweep)
+    assert [arm["variant"] for arm in arms] == ["baseline"] + ["method"] * 6
+    assert [arm["overrides"][f"{SB}.keep"] for arm in arms[1:]] == [0.25] * 3 + [0.75] * 3
+    scale = [arm["overrides"][f"{SB}.scale_factor"] for arm in arms[1:]]
+    assert all(isinstance(domain, Float) and (domain.lower, domain.upper) == (0.5, 1.0) for domain in scale)
+    assert len({id(domain) for domain in scale}) == 6  # one sampler per arm: Tune draws each trial's own
+    assert arms[0]["overrides"] == {f"{SB}.keep": None, f"{SB}.scale_factor": None}
+
+
+def test_no_baseline_when_switched_off(tmp_path):
+    from raycomp.launch.sweep import sweep_arms
+
+    experiment = tiny_experiment(tmp_path)
+    experiment["sweep"]["baseline"] = False
+    assert [arm["variant"] for arm in sweep_arms(ExperimentConfig.from_dict(experiment).sweep)] == ["method"] * 2
+
+
+def test_trial_experiment_drops_swept_algorithm_for_baseline_and_applies_overrides(tmp_path):
+    from raycomp.launch.sweep import trial_experiment
+
+    base = ExperimentConfig.from_dict(tiny_experiment(tmp_path))
+    baseline = trial_experiment(base, {"variant": "baseline", "overrides": {f"{SB}.keep": None}})
+    assert baseline.algorithms == {} and baseline.sweep.space == {}
+    method = trial_experiment(base, {"variant": "method", "overrides": {f"{SB}.keep": 0.75}})
+    assert method.algorithms["selective_backprop"]["keep"] == 0.75
+
+
+def test_trials_fit_the_cores(tmp_path):
+    from raycomp.launch.sweep import concurrent_trials, trial_resources
+
+    local = ExperimentConfig.from_dict(tiny_experiment(tmp_path))
+    assert trial_resources(local) == {"CPU": 1.0, "GPU": 0.0}
+    assert concurrent_trials(local, {"CPU": 2}) == 2
+    ddp = local.with_overrides({"scaling.num_workers": 2})
+    assert trial_resources(ddp) == {"CPU": 0, "trial_slot": 1}  # the trial's driver takes no core
+    assert concurrent_trials(ddp, {"CPU": 2}) == 1
+    assert concurrent_trials(ddp, {"CPU": 8}) == 4
+    gpu = ddp.with_overrides({"scaling.use_gpu": True})
+    assert concurrent_trials(gpu, {"CPU": 16, "GPU": 2}) == 1
+    capped = local.with_overrides({"sweep.max_concurrent_trials": 1})
+    assert concurrent_trials(capped, {"CPU": 64}) == 1
+
+
+# ---- real sweeps ------------------------------------------------------------------------------------------
+
+
+def test_sweep_reports_every_trial_against_the_baseline(tmp_path, local_ray, capsys):
+    from raycomp.tune import main
+
+    assert main([str(write(tmp_path / "tiny.yaml", tiny_experiment(tmp_path)))]) == 0
+    document = json.loads((tmp_path / "tiny" / "results.json").read_text())
+    trials = document["trials"]
+    assert [t["variant"] for t in trials] == ["baseline", "method", "method"]
+    assert sorted(t[f"{SB}.keep"] for t in trials[1:]) == [0.25, 0.75]
+    assert all(t["status"] == "TERMINATED" and 0 <= t["eval/accuracy"] <= 1 and t["wall_s"] > 0 for t in trials)
+    assert trials[0]["speedup"] == pytest.approx(1.0)
+    assert document["best"]["eval/accuracy"] == max(t["eval/accuracy"] for t in trials)
+    csv_header = (tmp_path / "tiny" / "results.csv").read_text().splitlines()[0]
+    assert "speedup" in csv_header and f"{SB}.keep" in csv_header
+    out = capsys.readouterr().out
+    assert "baseline" in out and "best:" in out and "time_to_baseline_s" in out
+
+
+def test_a_trial_that_fails_is_reported_and_the_rest_finish(tmp_path, local_ray, capsys):
+    from raycomp.tune import main
+
+    experiment = tiny_experiment(tmp_path, name="failing")
+    experiment["max_duration"] = "1ep"
+    # A valid config that fails at run time: 2 output classes, but the data has labels up to 9.
+    experiment["sweep"]["space"] = {"model.num_classes": {"grid": [2, 10]}}
+    assert main([str(write(tmp_path / "failing.yaml", experiment))]) == 1
+    trials = json.loads((tmp_path / "failing" / "results.json").read_text())["trials"]
+    by_classes = {t.get("model.num_classes"): t for t in trials}
+    assert by_classes[2]["status"] == "ERROR" and "out of bounds" in by_classes[2]["error"]
+    assert by_classes[10]["status"] == "TERMINATED" and by_classes[None]["status"] == "TERMINATED"
+    assert "failed trials:" in capsys.readouterr().out
+
+
+def test_multi_worker_trials_launch_a_torch_trainer(tmp_path, local_ray):
+    from raycomp.tune import main
+
+    experiment = tiny_experiment(tmp_path, name="ddp")
+    experiment["scaling"] = {"num_workers": 2}
+    experiment["max_duration"] = "1ep"
+    experiment["sweep"] = {"space": {f"{SB}.keep": {"grid": [0.5]}}, "baseline": False}
+    assert main([str(write(tmp_path / "ddp.yaml", experiment))]) == 0
+    trials = json.loads((tmp_path / "ddp" / "results.json").read_text())["trials"]
+    assert len(trials) == 1 and trials[0]["status"] == "TERMINATED"
+    train_runs = list((tmp_path / "ddp" / "train").iterdir())  # Ray Train's run, named after the trial
+    assert [run.name for run in train_runs] == [trials[0]["trial_id"]]
+    assert list(train_runs[0].glob("checkpoint_*/checkpoint.pt"))
+
+
+def test_interrupted_sweep_resumes_without_rerunning_finished_trials(tmp_path):
+    """Ctrl-C a real `python -m raycomp.tune` once the first trial finished, then `--resume` it."""
+    experiment = tiny_experiment(tmp_path, name="resumable")
+    experiment["max_duration"] = "6ep"
+    experiment["sweep"]["max_concurrent_trials"] = 1  # trials one after another: one is done, one is not
+    path = write(tmp_path / "resumable.yaml", experiment)
+    folder = tmp_path / "resumable"
+    command = [sys.executable, "-m", "raycomp.tune", str(path)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    sweep = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and len(_finished_trials(folder)) < 1:
+            time.sleep(0.5)
+        assert _finished_trials(folder), "no trial finished in time"
+        sweep.send_signal(signal.SIGINT)
+        first_output, _ = sweep.communicate(timeout=120)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    assert not (folder / "results.json").exists(), first_output[-3000:]
+    finished = _finished_trials(folder)
+    before = {trial: (folder / trial / "result.json").read_text() for trial in finished}
+
+    resumed = subprocess.run([*command, "--resume"], env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    trials = json.loads((folder / "results.json").read_text())["trials"]
+    assert len(trials) == 3 and all(t["status"] == "TERMINATED" for t in trials)
+    for trial, text in before.items():  # a finished trial was not run again: its results are untouched
+        assert (folder / trial / "result.json").read_text() == text
+
+
+def _finished_trials(folder: Path) -> list[str]:
+    """Trial folders whose last reported result says training finished."""
+    if not folder.is_dir():
+        return []
+    finished = []
+    for result in folder.glob("*/result.json"):
+        lines = result.read_text().splitlines()
+        if lines and json.loads(lines[-1]).get("finished"):
+            finished.append(result.parent.name)
+    return finished
+
+
+def test_experiments_sb_yaml_is_the_laptop_sweep():
+    config = load_experiment(Path(__file__).parents[2] / "experiments" / "sb.yaml")
+    assert config.scaling.num_workers == 0 and config.data.name == "synthetic"
+    swept = {path.rsplit(".", 1)[-1] for path in config.sweep.space}
+    assert swept == {"start", "end", "keep", "scale_factor", "interrupt"}
