@@ -37,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     from raycomp.launch.sweep import build_tuner, restore_tuner, trial_records
     from raycomp.results import best, format_table, summarize, write_results
 
-    sweep_folder = Path(config.resolved_storage_path()) / config.name
+    storage = config.resolved_storage_path()
+    sweep_folder = Path("runs" if "://" in storage else storage) / config.name  # tables stay on the driver for URIs
     if args.resume:
         try:
             init_ray(args.address)

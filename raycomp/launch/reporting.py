@@ -14,6 +14,9 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
+import torch
+import torch.distributed as dist
+
 from raycomp.checkpoint import atomic_save, checkpoint_payload
 from raycomp.core import Callback, Logger, State, Time, TimeUnit
 from raycomp.results import WALL  # training wall time since FIT_START, carried across resumes
@@ -28,7 +31,8 @@ class Reporter(Protocol):
 
 
 class ReportCallback(Callback):
-    """Reports after every evaluation: eval metrics, mean train loss, throughput, lr, wall time, progress.
+    """Reports after every evaluation: eval metrics, train loss (mean over ranks and batches since the last
+    report), throughput, lr, wall time, progress.
 
     A checkpoint rides along with the first report at or past each ``checkpoint_interval`` boundary
     (epochs or batches) and with the last report of the run.
@@ -43,8 +47,10 @@ class ReportCallback(Callback):
             raise ValueError(f"checkpoint interval must be >= 1 epoch or batch, got {self.interval}")
         self.extra = dict(extra or {})  # constant metrics sent with every report (e.g. the trial's arm)
         self.wall_before = 0.0  # training seconds of earlier attempts, restored from the checkpoint
+        self.cpu_before = 0.0  # and this process's CPU seconds in them
         self.first_step_unix: float | None = None
         self._fit_start = 0.0
+        self._cpu_start = 0.0
         self._loss_sum = 0.0
         self._loss_count = 0
         self._window_start = 0.0
@@ -52,16 +58,22 @@ class ReportCallback(Callback):
         self._last_period = 0
         self.reports = 0
 
-    # Only the wall clock needs to survive a restart: the rest describes the current window.
+    # Only the clocks need to survive a restart: the rest describes the current window.
     def state_dict(self) -> dict[str, Any]:
-        return {"wall_s": self.wall_before + self._elapsed(), "period": self._last_period}
+        cpu = time.process_time() - self._cpu_start if self._fit_start else 0.0
+        return {
+            "wall_s": self.wall_before + self._elapsed(),
+            "cpu_s": self.cpu_before + cpu,
+            "period": self._last_period,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.wall_before = float(state["wall_s"])
+        self.wall_before, self.cpu_before = float(state["wall_s"]), float(state["cpu_s"])
         self._last_period = int(state["period"])
 
     def fit_start(self, state: State, logger: Logger) -> None:
         self._fit_start = self._window_start = time.perf_counter()
+        self._cpu_start = time.process_time()
         self._window_samples = state.timestamp.sample
 
     def batch_start(self, state: State, logger: Logger) -> None:
@@ -73,6 +85,8 @@ class ReportCallback(Callback):
         self._loss_count += 1
 
     def eval_after_all(self, state: State, logger: Logger) -> None:
+        if not self._fit_start:  # an evaluation outside fit (a run resumed after its end): clocks start now
+            self.fit_start(state, logger)
         now = time.perf_counter()
         final = state.stop_requested or state.timestamp.reached(state.max_duration)
         period = self._period(state)
@@ -84,6 +98,7 @@ class ReportCallback(Callback):
             **self.extra,
             **state.eval_metrics,
             WALL: self.wall_before + now - self._fit_start,
+            "time/train_cpu_s": self.cpu_before + time.process_time() - self._cpu_start,  # this process only
             "time/first_step_unix": self.first_step_unix,
             "epoch": state.timestamp.epoch,
             "step": state.timestamp.batch,
@@ -92,8 +107,13 @@ class ReportCallback(Callback):
             "trainer/lr": state.optimizers[0].param_groups[0]["lr"] if state.optimizers else None,
             "finished": final,
         }
-        if self._loss_count:
-            metrics["train/loss"] = self._loss_sum / self._loss_count
+        loss_sum, loss_count = self._loss_sum, self._loss_count
+        if state.world_size > 1:  # every rank is here (evaluation is collective): the mean over all ranks
+            totals = torch.tensor([loss_sum, loss_count], dtype=torch.float64, device=state.device)
+            dist.all_reduce(totals)
+            loss_sum, loss_count = totals.tolist()
+        if loss_count:
+            metrics["train/loss"] = loss_sum / loss_count
         self._loss_sum, self._loss_count = 0.0, 0
         if not with_checkpoint or state.rank != 0:
             self._send(metrics, None)

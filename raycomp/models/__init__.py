@@ -1,4 +1,4 @@
-"""Models the Trainer can drive, by name: ``build_model("cnn" | "resnet20" | "resnet56")``."""
+"""Models the Trainer can drive, by name: ``build_model("cnn" | "cnn_plain" | "resnet20" | "resnet56")``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from raycomp.models.resnet_cifar import ResNetCIFAR, resnet20, resnet56, resnet_
 
 _BUILDERS: dict[str, Callable[[int], nn.Module]] = {
     "cnn": lambda num_classes: SmallCNN(num_classes=num_classes),
+    "cnn_plain": lambda num_classes: SmallCNN(num_classes=num_classes, dropout=0.0, norm=False),
     "resnet20": resnet20,
     "resnet56": resnet56,
 }

@@ -39,4 +39,14 @@ def test_build_model_unknown_name_lists_valid_names() -> None:
 
 
 def test_model_names() -> None:
-    assert MODEL_NAMES == ("cnn", "resnet20", "resnet56")
+    assert MODEL_NAMES == ("cnn", "cnn_plain", "resnet20", "resnet56")
+
+
+def test_plain_cnn_has_no_batch_coupling_layers():
+    model = build_model("cnn_plain")
+    assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in model.modules())
+    assert all(m.p == 0 for m in model.modules() if isinstance(m, torch.nn.Dropout))
+    inputs = torch.randn(6, 3, 32, 32)
+    model.train()
+    net = model.module
+    assert torch.allclose(net(inputs)[:3], net(inputs[:3]), atol=1e-6)  # a sample's output ignores its batch
