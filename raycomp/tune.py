@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # the classic table shows our metric columns
 
     from raycomp.launch.runner import init_ray
-    from raycomp.launch.sweep import build_tuner, restore_tuner, trial_records
+    from raycomp.launch.sweep import build_tuner, restore_tuner, trial_records, unfinished
     from raycomp.results import best, format_table, summarize, write_results
 
     storage = config.resolved_storage_path()
@@ -50,6 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         init_ray(args.address)
         tuner = build_tuner(config)
     results = tuner.fit()
+    left = unfinished(results)
+    if left:  # Ctrl-C: Tune saved the sweep's state and returned
+        print(f"sweep interrupted with {left} of {len(results)} trials unfinished; continue it with:")
+        print(f"  python -m raycomp.tune {args.experiment} {' '.join(_quoted(args.overrides))} --resume")
+        return 130
 
     sweep = config.sweep
     metric, mode = (sweep.metric, sweep.mode) if sweep else ("eval/accuracy", "max")
@@ -61,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"best: {winner.trial_id} ({winner.variant}) {metric}={winner.final_metric:.4g} {winner.overrides}")
     print("results: " + ", ".join(str(path) for path in paths))
     return 0 if all(s.status != "ERROR" for s in summaries) else 1
+
+
+def _quoted(overrides: list[str]) -> list[str]:
+    return [f"--set {shlex.quote(item)}" for item in overrides]
 
 
 if __name__ == "__main__":

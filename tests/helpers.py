@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pickle
+from pathlib import Path
+
+import numpy as np
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -48,3 +52,18 @@ class EventRecorder(Callback):
 
     def run_event(self, event: Event, state: State, logger: Logger) -> None:
         self.events.append(event)
+
+
+def write_cifar10_batch(path: Path, images: np.ndarray, labels: list[int], protocol: int = 2) -> None:
+    """Write ``images`` (uint8, [N, 32, 32, 3] or [N, 3072] channel-major) as a CIFAR-10 batch file."""
+    data = np.asarray(images, dtype=np.uint8)
+    if data.ndim == 4:
+        data = data.transpose(0, 3, 1, 2).reshape(len(data), 3072)
+    batch = {
+        b"batch_label": b"fake batch",
+        b"data": data,
+        b"labels": list(labels),
+        b"filenames": [f"img_{i}.png".encode() for i in range(len(labels))],
+    }
+    with open(path, "wb") as f:
+        pickle.dump(batch, f, protocol=protocol)

@@ -227,9 +227,31 @@ def trial_records(results: tune.ResultGrid) -> list[TrialRecord]:
         history = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
         arm = (result.config or {}).get("arm") or {"variant": (history[-1] if history else {}).get("variant", "?")}
         trial_id = (result.metrics or {}).get("trial_id") or os.path.basename(result.path)
-        status = "ERROR" if result.error else ("TERMINATED" if history and history[-1].get("finished") else "STOPPED")
-        error = f"{type(result.error).__name__}: {result.error}".splitlines()[0] if result.error else None
+        status = _status(result, history)
+        error = _error_line(result.error) if result.error else None
         overrides = {path: value for path, value in arm.get("overrides", {}).items() if value is not None}
         records.append(TrialRecord(trial_id, arm["variant"], overrides, status, history, error))
     records.sort(key=lambda record: record.variant != BASELINE)
     return records
+
+
+def unfinished(results: tune.ResultGrid) -> int:
+    """Trials neither finished, stopped by the scheduler, nor failed: a Ctrl-C left them for ``--resume``."""
+    return sum(1 for result in results if not result.error and not (result.metrics or {}).get("done"))
+
+
+def _status(result: tune.Result, history: list[dict[str, Any]]) -> str:
+    if result.error:
+        return "ERROR"
+    if history and history[-1].get("finished"):
+        return "TERMINATED"
+    # Tune marks the last result of a trial that ended (or that its scheduler stopped) done.
+    return "STOPPED" if (result.metrics or {}).get("done") else "INTERRUPTED"
+
+
+def _error_line(error: BaseException) -> str:
+    """The error that ended a trial on one line: the trial's own exception, not Ray's wrapper around it."""
+    cause = getattr(error, "cause", None) or error  # a RayTaskError carries the exception the trial raised
+    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    text = f"{type(cause).__name__}: {' | '.join(lines)}"
+    return text if len(text) <= 500 else text[:497] + "..."

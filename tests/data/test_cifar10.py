@@ -5,24 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import write_cifar10_batch
 
 from raycomp.data import CIFAR10, build_datasets
 from raycomp.data.cifar10 import MEAN, STD, load_batch
-
-
-def write_cifar10_batch(path: Path, images: np.ndarray, labels: list[int], protocol: int = 2) -> None:
-    """Write ``images`` (uint8, [N, 32, 32, 3] or [N, 3072] channel-major) as a CIFAR-10 batch file."""
-    data = np.asarray(images, dtype=np.uint8)
-    if data.ndim == 4:
-        data = data.transpose(0, 3, 1, 2).reshape(len(data), 3072)
-    batch = {
-        b"batch_label": b"fake batch",
-        b"data": data,
-        b"labels": list(labels),
-        b"filenames": [f"img_{i}.png".encode() for i in range(len(labels))],
-    }
-    with open(path, "wb") as f:
-        pickle.dump(batch, f, protocol=protocol)
 
 
 def _images(n: int, offset: int) -> np.ndarray:

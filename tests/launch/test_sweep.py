@@ -149,25 +149,31 @@ def test_multi_worker_trials_launch_a_torch_trainer(tmp_path, local_ray):
 def test_interrupted_sweep_resumes_without_rerunning_finished_trials(tmp_path):
     """Ctrl-C a real `python -m raycomp.tune` once the first trial finished, then `--resume` it."""
     experiment = tiny_experiment(tmp_path, name="resumable")
-    experiment["max_duration"] = "6ep"
+    experiment["max_duration"] = "12ep"
+    experiment["data"]["num_train"] = 1024  # a trial takes several seconds: time to interrupt the second
     experiment["sweep"]["max_concurrent_trials"] = 1  # trials one after another: one is done, one is not
     path = write(tmp_path / "resumable.yaml", experiment)
     folder = tmp_path / "resumable"
     command = [sys.executable, "-m", "raycomp.tune", str(path)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    sweep = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and len(_finished_trials(folder)) < 1:
-            time.sleep(0.5)
-        assert _finished_trials(folder), "no trial finished in time"
-        sweep.send_signal(signal.SIGINT)
-        first_output, _ = sweep.communicate(timeout=120)
-    finally:
-        if sweep.poll() is None:
-            sweep.kill()
-    assert not (folder / "results.json").exists(), first_output[-3000:]
+    log = tmp_path / "first.log"
+    with log.open("w") as output:
+        sweep = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline and len(_finished_trials(folder)) < 1:
+                time.sleep(0.2)
+            assert _finished_trials(folder), "no trial finished in time"
+            sweep.send_signal(signal.SIGINT)
+            sweep.wait(timeout=120)
+        finally:
+            if sweep.poll() is None:
+                sweep.kill()
+    first_output = log.read_text()
+    assert sweep.returncode == 130, first_output[-3000:]
+    assert "--resume" in first_output and not (folder / "results.json").exists()
     finished = _finished_trials(folder)
+    assert 1 <= len(finished) < 3
     before = {trial: (folder / trial / "result.json").read_text() for trial in finished}
 
     resumed = subprocess.run([*command, "--resume"], env=env, capture_output=True, text=True, timeout=300)

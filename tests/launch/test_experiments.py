@@ -1,0 +1,62 @@
+"""Every YAML in experiments/ runs as a real sweep, shrunk to a few steps (CIFAR-10 from small files made here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from helpers import write_cifar10_batch
+
+from raycomp.config import load_experiment
+from raycomp.tune import main
+
+EXPERIMENTS = Path(__file__).parents[2] / "experiments"
+
+
+def shrunk(tmp_path: Path, *changes: str) -> list[str]:
+    return [
+        *("--set", f"storage_path={tmp_path / 'runs'}"),
+        *("--set", "max_duration=2ba"),
+        *("--set", "eval.interval=1ba"),
+        *("--set", "checkpoint.interval=1ba"),
+        *[arg for change in changes for arg in ("--set", change)],
+    ]
+
+
+def finished_trials(tmp_path: Path, name: str) -> list[dict]:
+    return json.loads((tmp_path / "runs" / name / "results.json").read_text())["trials"]
+
+
+def test_sb_yaml_runs_shrunk(tmp_path, local_ray):
+    args = shrunk(tmp_path, "data.num_train=256", "data.num_test=64", "sweep.num_samples=2")
+    assert main([str(EXPERIMENTS / "sb.yaml"), *args]) == 0
+    trials = finished_trials(tmp_path, "sb")
+    assert [t["variant"] for t in trials] == ["baseline", "method", "method"]
+    assert all(t["status"] == "TERMINATED" for t in trials)
+
+
+def test_sb_cifar10_yaml_runs_shrunk_on_local_cifar_files(tmp_path, local_ray):
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for index in range(1, 6):
+        write_cifar10_batch(folder / f"data_batch_{index}", rng.integers(0, 255, (8, 3072)), list(range(8)))
+    write_cifar10_batch(folder / "test_batch", rng.integers(0, 255, (8, 3072)), list(range(8)))
+    config = load_experiment(EXPERIMENTS / "sb_cifar10.yaml")
+    assert (config.model.name, config.data.name, config.scaling.use_gpu) == ("resnet56", "cifar10", True)
+    args = shrunk(
+        tmp_path,
+        f"data.root={tmp_path}",
+        "data.batch_size=8",
+        "data.eval_batch_size=8",
+        "data.num_workers=0",
+        "scaling.num_workers=0",  # no GPU here: each trial trains in its own process on the CPU
+        "scaling.cpus_per_worker=1",
+        "scaling.use_gpu=false",
+        "precision=fp32",
+    )
+    assert main([str(EXPERIMENTS / "sb_cifar10.yaml"), *args]) == 0
+    trials = finished_trials(tmp_path, "sb-cifar10-resnet56")
+    assert len(trials) == 1 + 2 * 3  # baseline + start grid x keep grid
+    assert all(t["status"] == "TERMINATED" for t in trials)
