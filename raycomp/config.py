@@ -350,12 +350,12 @@ class SweepConfig(_Section):
     mode: Literal["max", "min"] = "max"
     scheduler: TrialSchedulerConfig | None = None
     max_concurrent_trials: int | None = Field(None, ge=1)
-    search_alg: Literal["random", "optuna", "hyperopt"] | None = None
+    search_alg: Literal["random", "optuna"] | None = None  # optuna needs `pip install raycomp[optuna]`
     baseline: bool = True
 
     @model_validator(mode="after")
     def _grid_needs_basic_search(self) -> SweepConfig:
-        if self.search_alg in ("optuna", "hyperopt"):
+        if self.search_alg == "optuna":
             grids = [path for path, domain in self.space.items() if domain.kind == "grid"]
             message = f"{self.search_alg} cannot search a grid (use choice, or search_alg: random)"
             if grids:

@@ -4,7 +4,8 @@ Tune launches Train: each trial is a function that turns its sample into an expe
 either trains it in its own process (``scaling.num_workers: 0``, Tune's checkpoints) or runs a
 ``TorchTrainer`` for it (``num_workers >= 1``, Train's checkpoints, named after the trial so a
 restored sweep resumes it). The trial's driver then holds only a ``trial_slot``, not a CPU its
-workers need. This module is the one place a sweep section becomes Tune search-space objects.
+workers need. This module is the one place a sweep section becomes Tune search-space objects: a grid
+over arms for random search, or the method's space behind a baseline-first wrapper for Optuna.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import ray
 from ray import tune
 from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler, TrialScheduler
+from ray.tune.search import Searcher
 
 from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig
 from raycomp.launch.reporting import CHECKPOINT_FILE
@@ -52,8 +54,7 @@ def sweep_arms(sweep: SweepConfig) -> list[dict[str, Any]]:
     """
     grids = {path: domain.values for path, domain in sweep.space.items() if domain.kind == "grid"}
     samplers = {path: tune_domain(domain) for path, domain in sweep.space.items() if domain.kind != "grid"}
-    # The baseline ignores overrides; its None values only give Tune's table the same columns for every arm.
-    arms = [{"variant": BASELINE, "overrides": dict.fromkeys(sweep.space)}] if sweep.baseline else []
+    arms = [baseline_arm(sweep)] if sweep.baseline else []
     for combination in itertools.product(*grids.values()):
         for _ in range(sweep.num_samples):
             overrides = {**dict(zip(grids, combination, strict=True)), **copy.deepcopy(samplers)}
@@ -67,6 +68,67 @@ def trial_experiment(base: ExperimentConfig, arm: Mapping[str, Any]) -> Experime
         swept = base.sweep.swept_algorithms() if base.sweep else []
         return base.without_algorithms(swept or list(base.algorithms))
     return base.with_overrides(arm["overrides"])
+
+
+def baseline_arm(sweep: SweepConfig) -> dict[str, Any]:
+    # The baseline ignores overrides; its None values only give Tune's table the same columns for every arm.
+    return {"variant": BASELINE, "overrides": dict.fromkeys(sweep.space)}
+
+
+class BaselineFirst(Searcher):
+    """A search algorithm (e.g. Optuna) over the method arm that suggests the baseline arm first, once.
+
+    The wrapped searcher never sees the baseline trial, so the baseline neither takes one of its
+    samples nor teaches it anything about the method's arguments.
+    """
+
+    def __init__(self, searcher: Searcher, baseline: dict[str, Any]):
+        super().__init__(metric=searcher.metric, mode=searcher.mode)
+        self.searcher, self.baseline = searcher, baseline
+        self.baseline_trial: str | None = None
+
+    def set_search_properties(self, metric: str | None, mode: str | None, config: dict, **spec: Any) -> bool:
+        self._metric, self._mode = metric, mode
+        return self.searcher.set_search_properties(metric, mode, config, **spec)
+
+    def suggest(self, trial_id: str) -> dict | None:
+        if self.baseline_trial is None:
+            self.baseline_trial = trial_id
+            return {"arm": copy.deepcopy(self.baseline)}
+        return self.searcher.suggest(trial_id)
+
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        if trial_id != self.baseline_trial:
+            self.searcher.on_trial_result(trial_id, result)
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+        if trial_id != self.baseline_trial:
+            self.searcher.on_trial_complete(trial_id, result=result, error=error)
+
+    # Tune saves a wrapper's state (this) and the wrapped searcher's (its own files) separately.
+    def get_state(self) -> dict[str, Any]:
+        return {"baseline_trial": self.baseline_trial, "baseline": self.baseline}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.baseline_trial, self.baseline = state["baseline_trial"], state["baseline"]
+
+
+def search_space(config: ExperimentConfig) -> tuple[dict[str, Any], Searcher | None, int]:
+    """Tune's ``param_space``, search algorithm and ``num_samples`` for the sweep.
+
+    Random search grids over the arms (``sweep_arms``); a search algorithm gets the method arm's
+    space and suggests the baseline first (``BaselineFirst``), so the baseline counts as one sample.
+    """
+    sweep = config.sweep or SweepConfig()
+    if sweep.search_alg != "optuna":
+        return {"arm": tune.grid_search(sweep_arms(sweep))}, None, 1
+    from ray.tune.search.optuna import OptunaSearch
+
+    space = {"arm": {"variant": METHOD, "overrides": {p: tune_domain(d) for p, d in sweep.space.items()}}}
+    searcher: Searcher = OptunaSearch(seed=config.seed)
+    if not sweep.baseline:
+        return space, searcher, sweep.num_samples
+    return space, BaselineFirst(searcher, baseline_arm(sweep)), sweep.num_samples + 1
 
 
 # ---- the trial -------------------------------------------------------------------------------------------
@@ -189,14 +251,16 @@ def build_tuner(config: ExperimentConfig, callbacks: list[Any] | None = None) ->
             f"The Ray cluster declares no '{TRIAL_SLOT}' resource, which each multi-worker trial's driver holds; "
             f"start the head with --resources='{{\"{TRIAL_SLOT}\": 8}}' (cluster.yaml does)"
         )
+    param_space, searcher, num_samples = search_space(config)
     return tune.Tuner(
         make_trainable(config),
-        param_space={"arm": tune.grid_search(sweep_arms(sweep))},
+        param_space=param_space,
         tune_config=tune.TuneConfig(
             metric=sweep.metric,
             mode=sweep.mode,
             scheduler=build_scheduler(sweep),
-            num_samples=1,  # repetitions are arms (sweep_arms), so the baseline runs once
+            search_alg=searcher,
+            num_samples=num_samples,
             max_concurrent_trials=concurrent_trials(config, cluster),
             reuse_actors=config.scaling.num_workers == 0,
             trial_dirname_creator=lambda trial: trial.trial_id,

@@ -201,3 +201,20 @@ def test_experiments_sb_yaml_is_the_laptop_sweep():
     assert config.scaling.num_workers == 0 and config.data.name == "synthetic"
     swept = {path.rsplit(".", 1)[-1] for path in config.sweep.space}
     assert swept == {"start", "end", "keep", "scale_factor", "interrupt"}
+
+
+def test_optuna_search_runs_the_baseline_first_and_its_own_samples(tmp_path, local_ray):
+    from raycomp.tune import main
+
+    experiment = tiny_experiment(tmp_path, name="optuna")
+    experiment["max_duration"] = "1ep"
+    experiment["sweep"] = {
+        "space": {f"{SB}.keep": {"uniform": [0.2, 0.9]}, f"{SB}.scale_factor": {"choice": [0.5, 1.0]}},
+        "num_samples": 2,
+        "search_alg": "optuna",
+    }
+    assert main([str(write(tmp_path / "optuna.yaml", experiment))]) == 0
+    trials = json.loads((tmp_path / "optuna" / "results.json").read_text())["trials"]
+    assert [t["variant"] for t in trials] == ["baseline", "method", "method"]
+    assert all(0.2 <= t[f"{SB}.keep"] <= 0.9 and t[f"{SB}.scale_factor"] in (0.5, 1.0) for t in trials[1:])
+    assert all(t["status"] == "TERMINATED" for t in trials)
