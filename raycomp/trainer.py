@@ -220,6 +220,8 @@ class Trainer:
             state.scaler.update()
         for scheduler in state.schedulers:
             scheduler.step()
+        if self.train_model is not state.model:
+            self._share_buffers()
         samples, tokens = self._global_counts(state.batch_num_samples, state.batch_num_tokens)
         state.timestamp = state.timestamp.to_next_batch(samples, tokens, time.perf_counter() - start)
         if self.logger.destinations:
@@ -299,6 +301,24 @@ class Trainer:
         if within_epoch and state.max_duration.unit is TimeUnit.EPOCH:
             return False
         return state.timestamp.reached(state.max_duration)
+
+    def _share_buffers(self) -> None:
+        """Give every rank rank 0's buffers (BatchNorm statistics) after each step.
+
+        DDP copies them only at the start of its next forward, so without this each rank's own statistics
+        drive what runs outside DDP (SelectiveBackprop's selection pass, evaluation), and a run restarted
+        from rank 0's checkpoint would diverge from one that was never stopped. One collective per dtype.
+        """
+        by_dtype: dict[torch.dtype, list[torch.Tensor]] = {}
+        for buffer in self.state.model.buffers():
+            by_dtype.setdefault(buffer.dtype, []).append(buffer)
+        for buffers in by_dtype.values():
+            flat = torch.cat([buffer.detach().reshape(-1) for buffer in buffers])
+            dist.broadcast(flat, 0)
+            offset = 0
+            for buffer in buffers:
+                buffer.detach().copy_(flat[offset : offset + buffer.numel()].view_as(buffer))
+                offset += buffer.numel()
 
     def _global_counts(self, samples: int, tokens: int) -> tuple[int, int]:
         if self.state.world_size == 1:

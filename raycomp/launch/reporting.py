@@ -18,7 +18,7 @@ import torch
 import torch.distributed as dist
 
 from raycomp.checkpoint import atomic_save, checkpoint_payload
-from raycomp.core import Callback, Logger, State, Time, TimeUnit
+from raycomp.core import Callback, Logger, State, Time, Timestamp, TimeUnit
 from raycomp.results import WALL  # training wall time since FIT_START, carried across resumes
 
 CHECKPOINT_FILE = "checkpoint.pt"
@@ -88,8 +88,11 @@ class ReportCallback(Callback):
         if not self._fit_start:  # an evaluation outside fit (a run resumed after its end): clocks start now
             self.fit_start(state, logger)
         now = time.perf_counter()
-        final = state.stop_requested or state.timestamp.reached(state.max_duration)
-        period = self._period(state)
+        timestamp = state.timestamp
+        if timestamp.batch_in_epoch >= state.steps_per_epoch:  # evaluated on an epoch's last batch, before
+            timestamp = timestamp.to_next_epoch()  # the Trainer moves to the next epoch: count it as done
+        final = state.stop_requested or timestamp.reached(state.max_duration)
+        period = self._period(timestamp)
         with_checkpoint = final or period > self._last_period
         if with_checkpoint:
             self._last_period = period
@@ -130,8 +133,8 @@ class ReportCallback(Callback):
         self.reporter.report(metrics, folder)
         self.reports += 1
 
-    def _period(self, state: State) -> int:
-        count = state.timestamp.epoch if self.interval.unit is TimeUnit.EPOCH else state.timestamp.batch
+    def _period(self, timestamp: Timestamp) -> int:
+        count = timestamp.epoch if self.interval.unit is TimeUnit.EPOCH else timestamp.batch
         return count // self.interval.value
 
     def _elapsed(self) -> float:
