@@ -2,7 +2,7 @@
 
     python examples/train_sb.py [--epochs 10] [--save-folder runs/example]
 
-The Ray runner (`python -m raycomp.tune experiments/sb.yaml`) is still to come; this is the core alone.
+The core alone, in one process; `python -m raycomp.tune experiments/sb.yaml` runs it on Ray.
 """
 
 import argparse

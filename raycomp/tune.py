@@ -40,15 +40,16 @@ def main(argv: list[str] | None = None) -> int:
 
     storage = config.resolved_storage_path()
     sweep_folder = Path("runs" if "://" in storage else storage) / config.name  # tables stay on the driver for URIs
+    dashboard = config.scaling.num_workers > 0  # only worker groups need its state API
     if args.resume:
         try:
-            init_ray(args.address)
+            init_ray(args.address, dashboard=dashboard)
             tuner = restore_tuner(config)
         except FileNotFoundError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
     else:
-        init_ray(args.address)
+        init_ray(args.address, dashboard=dashboard)
         tuner = build_tuner(config)
     results = tuner.fit()
     left = unfinished(results)

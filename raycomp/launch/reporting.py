@@ -57,6 +57,7 @@ class ReportCallback(Callback):
         self._window_samples = 0
         self._last_period = 0
         self.reports = 0
+        self.report_s = 0.0
 
     # Only the clocks need to survive a restart: the rest describes the current window.
     def state_dict(self) -> dict[str, Any]:
@@ -123,14 +124,19 @@ class ReportCallback(Callback):
         else:
             folder = Path(tempfile.mkdtemp(prefix="raycomp-ckpt-"))
             try:
+                began = time.perf_counter()
                 atomic_save(checkpoint_payload(state), folder / CHECKPOINT_FILE)
+                self.report_s += time.perf_counter() - began
                 self._send(metrics, folder)
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
         self._window_start, self._window_samples = time.perf_counter(), state.timestamp.sample
 
     def _send(self, metrics: dict[str, Any], folder: Path | None) -> None:
+        metrics["time/report_s"] = self.report_s  # time spent in earlier reports (and checkpoint writes)
+        began = time.perf_counter()
         self.reporter.report(metrics, folder)
+        self.report_s += time.perf_counter() - began
         self.reports += 1
 
     def _period(self, timestamp: Timestamp) -> int:

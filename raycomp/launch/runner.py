@@ -24,11 +24,15 @@ RAY_ENV = {"RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.2", "RAY_TRAIN_ENABLE_PRINT_P
 TRIAL_SLOT = "trial_slot"  # custom resource a Tune trial's driver holds instead of a CPU its workers need
 
 
-def init_ray(address: str | None = None, *, num_cpus: int | None = None, num_gpus: int | None = None) -> None:
+def init_ray(
+    address: str | None = None, *, num_cpus: int | None = None, num_gpus: int | None = None, dashboard: bool = True
+) -> None:
     """Joins the cluster at ``address`` (or ``RAY_ADDRESS``), else starts a private local Ray.
 
     A local Ray gets one ``trial_slot`` per CPU and its own GCS port, so a second Ray on the same host
-    (a ``ray start`` head) cannot capture its placement-group cleaner.
+    (a ``ray start`` head) cannot capture its placement-group cleaner. ``dashboard=False`` saves ~1.5 s
+    and a process, but only runs without Ray Train worker groups: Train needs the dashboard's state API
+    to free a stopped trial's placement groups.
     """
     for key, value in RAY_ENV.items():
         os.environ.setdefault(key, value)
@@ -48,7 +52,8 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, num_gpu
         num_gpus=num_gpus,
         resources={TRIAL_SLOT: cpus},
         runtime_env={"env_vars": {**env_vars, "RAY_ADDRESS": f"127.0.0.1:{port}"}},
-        dashboard_host="127.0.0.1",  # the dashboard's state API frees a stopped trial's placement groups
+        include_dashboard=dashboard,
+        dashboard_host="127.0.0.1",
     )
 
 
