@@ -13,6 +13,11 @@ taken per repeat and the median is reported.
 
     python bench/bench_core.py                 # the full run quoted in docs/benchmarks.md
     python bench/bench_core.py --quick         # a seconds-long smoke run
+    python bench/bench_core.py --device cuda --model resnet56 --precision amp_bf16   # on a GPU
+
+``--device auto`` (the default) is CUDA where there is a GPU and the CPU otherwise; both sides of every
+comparison run on that device, with the same precision (``autocast``, and a ``GradScaler`` for fp16).
+On CUDA every timed run ends with ``torch.cuda.synchronize()``, so queued kernels are counted.
 """
 
 from __future__ import annotations
@@ -29,35 +34,69 @@ import torch
 
 from raycomp import Trainer
 from raycomp.algorithms import SelectiveBackprop
+from raycomp.core.precision import Precision, autocast, make_grad_scaler
 from raycomp.data import SyntheticCIFAR, build_dataloader
 from raycomp.models import build_model
 
 
-def machine() -> str:
+def machine(device: torch.device) -> str:
     cpu = platform.processor() or "unknown CPU"
     try:
         with open("/proc/cpuinfo") as info:
             cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads"
+    text = f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads"
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        text += f"; GPU {props.name} ({props.total_memory / 2**30:.0f} GiB, CUDA {torch.version.cuda})"
+    return text
 
 
-def hand_loop(model, loader, optimizer, scheduler, epochs: int) -> None:
-    """What a user would write without raycomp: the same forward, loss, backward, step and schedule."""
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
+def hand_loop(
+    model, loader, optimizer, scheduler, epochs: int, device=None, precision: Precision = Precision.FP32
+) -> None:
+    """What a user would write without raycomp: the same forward, loss, backward, step and schedule.
+
+    On ``device`` (default: the CPU) and, like the Trainer, under ``autocast`` for AMP, with a
+    ``GradScaler`` for fp16.
+    """
+    device = torch.device("cpu") if device is None else device
+    scaler = make_grad_scaler(precision, device)
     model.train()
     for epoch in range(epochs):
         loader.sampler.set_epoch(epoch)
         for inputs, targets in loader:
+            batch = (inputs.to(device, non_blocking=True), targets.to(device, non_blocking=True))
             optimizer.zero_grad(set_to_none=True)
-            outputs = model((inputs, targets))
-            loss = model.loss(outputs, (inputs, targets))
-            loss.backward()
-            optimizer.step()
+            with autocast(precision, device):
+                outputs = model(batch)
+                loss = model.loss(outputs, batch)
+            if scaler is None:
+                loss.backward()
+                optimizer.step()
+            else:
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
             scheduler.step()
 
 
-def per_batch_overhead(repeats: int = 7, batches: int = 256) -> tuple[float, float]:
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def per_batch_overhead(device: torch.device, repeats: int = 7, batches: int = 256) -> tuple[float, float]:
     """Microseconds per batch, hand loop vs Trainer, on a 16->4 linear model where the loop is all there is."""
     from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
@@ -67,18 +106,22 @@ def per_batch_overhead(repeats: int = 7, batches: int = 256) -> tuple[float, flo
 
     def parts():
         torch.manual_seed(0)
-        model = ClassifierModel(torch.nn.Linear(16, 4))
+        model = ClassifierModel(torch.nn.Linear(16, 4)).to(device)
         sampler = DistributedSampler(data, num_replicas=1, rank=0, seed=0)
         return model, torch.optim.SGD(model.parameters(), lr=0.1), DataLoader(data, batch_size=16, sampler=sampler)
 
     def hand():
         model, optimizer, loader = parts()
-        hand_loop(model, loader, optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0), 1)
+        hand_loop(model, loader, optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0), 1, device)
+        synchronize(device)
 
     def trainer():
         model, optimizer, loader = parts()
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
-        Trainer(model, loader, "1ep", optimizers=optimizer, schedulers=schedule, progress_bar=False, seed=0).fit()
+        Trainer(
+            model, loader, "1ep", optimizers=optimizer, schedulers=schedule, device=device, progress_bar=False, seed=0
+        ).fit()
+        synchronize(device)
 
     rows = side_by_side(repeats, hand, trainer)
     return tuple(statistics.median(r[i] for r in rows) / batches * 1e6 for i in (0, 1))
@@ -95,13 +138,14 @@ def make_run(args, train, test, algorithms, epochs: int, seed: int, trainer: boo
 
     def run():
         torch.manual_seed(seed)
-        model = build_model(args.model)
+        model = build_model(args.model).to(args.device)
         optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=5e-4)
         loader = build_dataloader(train, args.batch_size, seed=seed)
         steps = epochs * len(loader)
         scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, total_steps=steps)
         if not trainer:
-            hand_loop(model, loader, optimizer, scheduler, epochs)
+            hand_loop(model, loader, optimizer, scheduler, epochs, args.device, args.precision)
+            synchronize(args.device)
             return None
         fitter = Trainer(
             model,
@@ -112,10 +156,13 @@ def make_run(args, train, test, algorithms, epochs: int, seed: int, trainer: boo
             algorithms=algorithms(),
             eval_dataloader=test,
             eval_interval="0ep",
+            precision=args.precision,
+            device=args.device,
             progress_bar=False,
             seed=seed,
         )
         fitter.fit()
+        synchronize(args.device)
         return fitter.state.eval_metrics.get("eval/accuracy")
 
     return run
@@ -139,24 +186,39 @@ def median_ratio(rows) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test")
-    parser.add_argument("--model", default="cnn")
+    parser.add_argument("--model", default="cnn", help="cnn, resnet20 or resnet56")
+    parser.add_argument("--device", default="auto", help="auto (CUDA if available), cpu, cuda or cuda:N")
+    parser.add_argument("--precision", default="fp32", choices=[p.value for p in Precision])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--overhead-epochs", type=int, default=2)
     parser.add_argument("--only-overhead", action="store_true", help="run benchmark 1 only")
+    parser.add_argument("--skip-recipe", action="store_true", help="run benchmarks 1 and 2, not the recipe")
     parser.add_argument("--epochs", type=int, default=10, help="budget of the recipe comparison")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
+    args.device, args.precision = resolve_device(args.device), Precision.parse(args.precision)
     n_train, n_test = (5000, 1000) if not args.quick else (256, 128)
     if args.quick:
         args.repeats, args.seeds, args.epochs, args.batch_size, args.overhead_epochs = 1, 1, 2, 64, 1
     train, test = SyntheticCIFAR(n_train, "train", seed=0), SyntheticCIFAR(n_test, "test", seed=0)
     test_loader = build_dataloader(test, 500, shuffle=False)
     none = list
-    results: dict[str, object] = {"machine": machine(), "train_samples": n_train, "batch_size": args.batch_size}
-    print(f"# machine: {results['machine']}; {n_train} synthetic samples, batch {args.batch_size}\n")
+    results: dict[str, object] = {
+        "machine": machine(args.device),
+        "device": str(args.device),
+        "model": args.model,
+        "precision": args.precision.value,
+        "train_samples": n_train,
+        "batch_size": args.batch_size,
+        "repeats": args.repeats,
+    }
+    print(
+        f"# machine: {results['machine']}\n# {args.model} on {args.device}, {args.precision.value}; "
+        f"{n_train} synthetic samples, batch {args.batch_size}\n"
+    )
 
     make_run(args, train, None, none, 1, 0)()  # warm-up: first-call costs (allocator, kernels) hit neither side
     rows = side_by_side(
@@ -173,18 +235,20 @@ def main() -> None:
         f"| {statistics.median(r[1] for r in rows):.2f} | {median_ratio(rows):.3f}x | <= 1.03x |"
     )
 
-    hand_us, trainer_us = per_batch_overhead()
+    hand_us, trainer_us = per_batch_overhead(args.device)
     results["per_batch_us"] = {"hand": hand_us, "trainer": trainer_us}
     print(
         f"| per-batch cost on a 16->4 linear model (µs) | {hand_us:.0f} | {trainer_us:.0f} | "
         f"{trainer_us - hand_us:+.0f} µs | - |"
     )
     if args.only_overhead:
+        write_json(args.json, results)
         return
 
     def sb_always():
         return [SelectiveBackprop(start=0.0, end=1.0, keep=0.5, scale_factor=0.5, interrupt=0)]
 
+    make_run(args, train, None, sb_always, 1, 0)()  # warm-up: SB's own shapes (downsampled, half batch)
     rows = side_by_side(
         args.repeats,
         make_run(args, train, None, none, 1, 0),
@@ -195,6 +259,9 @@ def main() -> None:
         f"| epoch with SB always on vs no SB | {statistics.median(r[0] for r in rows):.2f} "
         f"| {statistics.median(r[1] for r in rows):.2f} | {median_ratio(rows):.3f}x | <= 0.65x |"
     )
+    if args.skip_recipe:
+        write_json(args.json, results)
+        return
 
     def sb_default():
         return [SelectiveBackprop()]
@@ -226,8 +293,12 @@ def main() -> None:
     )
     accs = ", ".join(f"{r[2]:.4f}/{r[3]:.4f}" for r in recipe)
     print(f"\nper-seed accuracy baseline/SB: {accs}")
-    if args.json:
-        with open(args.json, "w") as out:
+    write_json(args.json, results)
+
+
+def write_json(path: str | None, results: dict[str, object]) -> None:
+    if path:
+        with open(path, "w") as out:
             json.dump(results, out, indent=2)
 
 

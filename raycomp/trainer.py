@@ -106,12 +106,12 @@ class Trainer:
         self.progress_bar = (rank == 0 and sys.stderr.isatty()) if progress_bar is None else progress_bar
 
         self.engine.run_event(Event.INIT)  # model surgery happens here, before the device move and DDP
-        model.to(self.device)
         self._resume_rng: dict[str, Any] | None = None
         self.engine.run_event(Event.BEFORE_LOAD)
         checkpoint = load_checkpoint(load_path) if load_path is not None else None
-        if checkpoint is not None:
+        if checkpoint is not None:  # re-created algorithms replay their surgery here, also before the move
             restore_required_algorithms(checkpoint, self.state, self.engine, load_recreate_required_algorithms)
+        model.to(self.device)
         if not self.state.optimizers:
             self.state.optimizers = [torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)]
         if checkpoint is not None:

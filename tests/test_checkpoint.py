@@ -72,6 +72,7 @@ def make_trainer(tmp_path, seed=0, algorithms=None, **kwargs):
         else algorithms
     )
     kwargs.setdefault("save_folder", tmp_path / "ckpt")
+    kwargs.setdefault("device", "cpu")  # bitwise resume is a CPU property here: cuDNN's kernels are not
     model = tiny_model(seed=seed)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=5, gamma=0.5)
