@@ -20,7 +20,11 @@ def test_cluster_yaml_is_valid_for_ray_up():
     assert types[CLUSTER["head_node_type"]]["resources"]["trial_slot"] >= 1
     assert any(t["resources"].get("GPU", 0) >= 1 for t in types.values())
     assert "--dashboard-host=127.0.0.1" in " ".join(CLUSTER["head_start_ray_commands"])
-    assert "RAY_AUTH_MODE" not in yaml.safe_dump(CLUSTER)  # token auth stays on
+    # Token auth on: `ray start` enables it only in token mode, with the token copied to every node.
+    starts = CLUSTER["head_start_ray_commands"] + CLUSTER["worker_start_ray_commands"]
+    assert all("RAY_AUTH_MODE=token ray start" in command for command in starts if "ray start" in command)
+    assert "disabled" not in yaml.safe_dump(CLUSTER)
+    assert "~/.ray/auth_token" in CLUSTER["file_mounts"]
 
 
 @pytest.mark.parametrize(

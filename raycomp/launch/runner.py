@@ -34,13 +34,15 @@ def init_ray(
     and a process, but only runs without Ray Train worker groups: Train needs the dashboard's state API
     to free a stopped trial's placement groups.
     """
-    for key, value in RAY_ENV.items():
-        os.environ.setdefault(key, value)
+    # Only what we add: a job's own runtime_env may set these already, and a second value would conflict.
+    env_vars = {key: value for key, value in RAY_ENV.items() if key not in os.environ}
+    os.environ.update(env_vars)
     if ray.is_initialized():
         return
-    env_vars = {key: os.environ[key] for key in RAY_ENV}
     address = address or os.environ.get("RAY_ADDRESS")
     if address:
+        if "://" not in address and address != "auto":
+            env_vars["RAY_ADDRESS"] = address  # Train's placement-group cleaner must find this cluster
         ray.init(address=address, runtime_env={"env_vars": env_vars}, log_to_driver=True)
         return
     cpus = num_cpus or os.cpu_count() or 1

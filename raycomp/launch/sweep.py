@@ -113,7 +113,7 @@ class BaselineFirst(Searcher):
         self.baseline_trial, self.baseline = state["baseline_trial"], state["baseline"]
 
 
-def search_space(config: ExperimentConfig) -> tuple[dict[str, Any], Searcher | None, int]:
+def search_space(config: ExperimentConfig) -> tuple[dict[str, Any], Any, int]:
     """Tune's ``param_space``, search algorithm and ``num_samples`` for the sweep.
 
     Random search grids over the arms (``sweep_arms``); a search algorithm gets the method arm's
@@ -121,7 +121,10 @@ def search_space(config: ExperimentConfig) -> tuple[dict[str, Any], Searcher | N
     """
     sweep = config.sweep or SweepConfig()
     if sweep.search_alg != "optuna":
-        return {"arm": tune.grid_search(sweep_arms(sweep))}, None, 1
+        from ray.tune.search import BasicVariantGenerator
+
+        searcher = BasicVariantGenerator(random_state=config.seed)  # the same samples on every run of the file
+        return {"arm": tune.grid_search(sweep_arms(sweep))}, searcher, 1
     from ray.tune.search.optuna import OptunaSearch
 
     space = {"arm": {"variant": METHOD, "overrides": {p: tune_domain(d) for p, d in sweep.space.items()}}}
