@@ -8,6 +8,8 @@ mid-epoch resume replay exactly the batches it would have seen.
 
 from __future__ import annotations
 
+import functools
+
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
@@ -60,9 +62,16 @@ def build_datasets(
     CIFAR-10 is always its full 50,000/10,000 split, read from ``root``.
     """
     if name == "synthetic":
-        return SyntheticCIFAR(num_train, "train", seed=seed), SyntheticCIFAR(num_test, "test", seed=seed)
+        return _synthetic(num_train, num_test, seed)
     if name == "cifar10":
         if root is None:
             raise ValueError("dataset 'cifar10' needs root: the folder holding cifar-10-batches-py")
         return CIFAR10(root, train=True), CIFAR10(root, train=False)
     raise ValueError(f"unknown dataset {name!r}; valid names are {', '.join(DATASET_NAMES)}")
+
+
+@functools.lru_cache(maxsize=2)
+def _synthetic(num_train: int, num_test: int, seed: int) -> tuple[Dataset, Dataset]:
+    """Generated once per process and shared (the sets are read-only): Tune reuses a trial's process
+    for the next trial, which then starts training without regenerating the same data."""
+    return SyntheticCIFAR(num_train, "train", seed=seed), SyntheticCIFAR(num_test, "test", seed=seed)
