@@ -23,9 +23,8 @@ from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler, TrialSch
 from ray.tune.search import Searcher
 
 from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig
-from raycomp.launch.reporting import CHECKPOINT_FILE
 from raycomp.launch.runner import TRIAL_SLOT, torch_trainer
-from raycomp.launch.worker import run_experiment
+from raycomp.launch.worker import run_from_checkpoint
 from raycomp.results import WALL, TrialRecord
 
 BASELINE, METHOD = "baseline", "method"
@@ -164,19 +163,9 @@ def run_trial(trial_config: dict[str, Any], base: dict[str, Any]) -> None:
 
 
 def _run_local_trial(config: ExperimentConfig, extra: dict[str, Any]) -> None:
-    import torch
-
-    extra["workers"] = 0
-    if not config.scaling.use_gpu:
-        torch.set_num_threads(max(1, int(config.scaling.cpus_per_worker)))
     device = "cuda" if config.scaling.use_gpu else "cpu"
-    checkpoint = tune.get_checkpoint()
-    if checkpoint is None:
-        run_experiment(config, TuneReporter(), device=device, extra_metrics=extra)
-        return
-    with checkpoint.as_directory() as folder:
-        load_path = os.path.join(folder, CHECKPOINT_FILE)
-        run_experiment(config, TuneReporter(), load_path=load_path, device=device, extra_metrics=extra)
+    extra = {**extra, "workers": 0}
+    run_from_checkpoint(config, TuneReporter(), tune.get_checkpoint(), device=device, extra_metrics=extra)
 
 
 def trial_resources(config: ExperimentConfig) -> dict[str, float]:

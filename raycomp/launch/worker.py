@@ -51,26 +51,43 @@ class TrainReporter:
         ray.train.report(metrics, checkpoint=checkpoint)
 
 
+def run_from_checkpoint(
+    config: ExperimentConfig,
+    reporter: Reporter,
+    checkpoint: Any,
+    *,
+    device: str | torch.device,
+    extra_metrics: dict[str, Any],
+    callbacks: list[Callback] | tuple[Callback, ...] = (),
+) -> ReportCallback:
+    """``run_experiment`` resumed from a Ray checkpoint (Train's or Tune's), or from scratch without one.
+
+    On the CPU, torch gets as many threads as the config gives the process CPUs, not one per core.
+    """
+    if not config.scaling.use_gpu:
+        torch.set_num_threads(max(1, int(config.scaling.cpus_per_worker)))
+    if checkpoint is None:
+        return run_experiment(config, reporter, device=device, extra_metrics=extra_metrics, callbacks=callbacks)
+    with checkpoint.as_directory() as folder:
+        load_path = os.path.join(folder, CHECKPOINT_FILE)
+        return run_experiment(
+            config, reporter, load_path=load_path, device=device, extra_metrics=extra_metrics, callbacks=callbacks
+        )
+
+
 def train_worker(loop_config: dict[str, Any]) -> None:
     """The Ray Train per-worker function; ``loop_config`` holds the experiment and the extra callbacks."""
     import ray.train
     import ray.train.torch
 
     config = ExperimentConfig.from_dict(loop_config["experiment"], source="<trial config>")
-    context = ray.train.get_context()
-    if config.scaling.use_gpu:
-        device: str | torch.device = ray.train.torch.get_device()  # this worker's GPU, set by Ray
-    else:
-        device = "cpu"
-        torch.set_num_threads(max(1, int(config.scaling.cpus_per_worker)))
-    extra = {**loop_config.get("extra_metrics", {}), "workers": context.get_world_size()}
-    callbacks = loop_config.get("callbacks", ())
-    checkpoint = ray.train.get_checkpoint()
-    if checkpoint is None:
-        run_experiment(config, TrainReporter(), device=device, extra_metrics=extra, callbacks=callbacks)
-        return
-    with checkpoint.as_directory() as folder:
-        load_path = os.path.join(folder, CHECKPOINT_FILE)
-        run_experiment(
-            config, TrainReporter(), load_path=load_path, device=device, extra_metrics=extra, callbacks=callbacks
-        )
+    device = ray.train.torch.get_device() if config.scaling.use_gpu else "cpu"  # this worker's GPU, set by Ray
+    extra = {**loop_config.get("extra_metrics", {}), "workers": ray.train.get_context().get_world_size()}
+    run_from_checkpoint(
+        config,
+        TrainReporter(),
+        ray.train.get_checkpoint(),
+        device=device,
+        extra_metrics=extra,
+        callbacks=loop_config.get("callbacks", ()),
+    )
