@@ -47,6 +47,15 @@ if TYPE_CHECKING:
 # Algorithm name in YAML -> class path, imported only when a config names it. Add an algorithm with one line.
 ALGORITHMS: dict[str, str] = {
     "selective_backprop": "raycomp.algorithms.SelectiveBackprop",
+    "label_smoothing": "raycomp.algorithms.LabelSmoothing",
+    "mixup": "raycomp.algorithms.MixUp",
+    "cutmix": "raycomp.algorithms.CutMix",
+    "progressive_resizing": "raycomp.algorithms.ProgressiveResizing",
+    "channels_last": "raycomp.algorithms.ChannelsLast",
+    "blurpool": "raycomp.algorithms.BlurPool",
+    "layer_freezing": "raycomp.algorithms.LayerFreezing",
+    "gradient_clipping": "raycomp.algorithms.GradientClipping",
+    "ema": "raycomp.algorithms.EMA",
 }
 DOMAIN_KINDS: tuple[str, ...] = ("grid", "choice", "uniform", "loguniform", "randint")
 

@@ -3,8 +3,9 @@
 Each trial trains one sample of the ``sweep.space`` (plus one baseline trial without the swept
 algorithms); Tune's table shows progress. At the end the trials' accuracy, wall time, time to the
 baseline's accuracy and speed-up are printed and written to ``storage_path/name/results.{csv,json}``.
-``--resume`` continues an interrupted sweep without rerunning finished trials. A bad config exits
-with code 2 before Ray starts.
+``--resume`` continues an interrupted sweep without rerunning finished trials. The sweep is an
+MLflow parent run with a child run per trial (``tracking`` section; docs/tracking.md). A bad config
+exits with code 2, an MLflow store that does not answer with 3, both before Ray starts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from raycomp.train import load_or_exit
+from raycomp.config import ExperimentConfig
+from raycomp.train import load_or_exit, start_tracking
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -33,7 +35,32 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     config = load_or_exit(args.experiment, args.overrides)
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # the classic table shows our metric columns
+    if args.resume:
+        from ray import tune
 
+        path = os.path.join(config.resolved_storage_path(), config.name)
+        if not tune.Tuner.can_restore(path):
+            print(f"error: no sweep to resume at {path} (run without --resume to start one)", file=sys.stderr)
+            return 2
+    tracking = start_tracking(config, args.experiment, "sweep", reopen=args.resume)
+    status = "FAILED"
+    try:
+        code = run_sweep(config, args, tracking.to_dict() if tracking is not None else None)
+        status = "KILLED" if code == 130 else "FINISHED"
+        return code
+    except KeyboardInterrupt:
+        status = "KILLED"
+        raise
+    finally:
+        if tracking is not None:
+            from raycomp.tracking import end_run
+
+            end_run(tracking, status)
+            print(f"MLflow: parent run {tracking.run_id} at {tracking.tracking_uri}")
+
+
+def run_sweep(config: ExperimentConfig, args: argparse.Namespace, tracking: dict[str, str] | None) -> int:
+    """Runs (or resumes) the sweep and writes its results; returns the CLI's exit code."""
     from raycomp.launch.runner import init_ray
     from raycomp.launch.sweep import build_tuner, restore_tuner, trial_records, unfinished
     from raycomp.results import best, format_table, summarize, write_results
@@ -41,16 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     storage = config.resolved_storage_path()
     sweep_folder = Path("runs" if "://" in storage else storage) / config.name  # tables stay on the driver for URIs
     dashboard = config.scaling.num_workers > 0  # only worker groups need its state API
-    if args.resume:
-        try:
-            init_ray(args.address, dashboard=dashboard)
-            tuner = restore_tuner(config)
-        except FileNotFoundError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-    else:
-        init_ray(args.address, dashboard=dashboard)
-        tuner = build_tuner(config)
+    init_ray(args.address, dashboard=dashboard)
+    tuner = restore_tuner(config, tracking) if args.resume else build_tuner(config, tracking=tracking)
     results = tuner.fit()
     left = unfinished(results)
     if left:  # Ctrl-C: Tune saved the sweep's state and returned
@@ -67,6 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     if winner is not None:
         print(f"best: {winner.trial_id} ({winner.variant}) {metric}={winner.final_metric:.4g} {winner.overrides}")
     print("results: " + ", ".join(str(path) for path in paths))
+    if tracking is not None:
+        from raycomp.tracking import MlflowLogger, RunRef
+
+        parent = MlflowLogger(RunRef(**tracking))
+        for path in paths:
+            parent.log_artifact(path)
     return 0 if all(s.status != "ERROR" for s in summaries) else 1
 
 

@@ -67,11 +67,13 @@ def torch_trainer(
     callbacks: list[Any] | tuple[Any, ...] = (),
     run_callbacks: list[Any] | tuple[Any, ...] = (),
     extra_metrics: dict[str, Any] | None = None,
+    loop_options: dict[str, Any] | None = None,
 ) -> TorchTrainer:
     """A TorchTrainer running ``config`` on ``scaling.num_workers`` workers (gloo on CPU, NCCL on GPU).
 
     ``name``/``storage_path`` identify the run: running it again resumes from its latest checkpoint.
-    ``callbacks`` are raycomp Callbacks sent to every worker; ``run_callbacks`` are Ray Train callbacks.
+    ``callbacks`` are raycomp Callbacks sent to every worker; ``run_callbacks`` are Ray Train callbacks;
+    ``loop_options`` go to ``train_worker`` as they are (``tracking``, ``resume_from``, ``recreate_required``).
     """
     scaling = config.scaling
     return TorchTrainer(
@@ -80,6 +82,7 @@ def torch_trainer(
             "experiment": config.to_dict(),
             "callbacks": list(callbacks),
             "extra_metrics": dict(extra_metrics or {}),
+            **(loop_options or {}),
         },
         scaling_config=ray.train.ScalingConfig(
             num_workers=scaling.num_workers,

@@ -144,28 +144,81 @@ class TuneReporter:
         tune.report(metrics, checkpoint=checkpoint)
 
 
-def run_trial(trial_config: dict[str, Any], base: dict[str, Any]) -> None:
-    """One Tune trial: train the arm's experiment, resuming from its latest checkpoint when restored."""
+def run_trial(trial_config: dict[str, Any], base: dict[str, Any], tracking: dict[str, str] | None = None) -> None:
+    """One Tune trial: train the arm's experiment, resuming from its latest checkpoint when restored.
+
+    With ``tracking`` (the sweep's parent run) the trial opens its child run, which its rank 0 logs to,
+    and ends it FINISHED or FAILED; a trial the scheduler stops is ended KILLED by ``CloseTrialRuns``.
+    """
     arm = trial_config["arm"]
     config = trial_experiment(ExperimentConfig.from_dict(base, source="<sweep base>"), arm)
     extra = {"variant": arm["variant"]}
+    child = None
+    if tracking is not None:
+        from raycomp.tracking import RunRef, start_trial_run
+
+        child = start_trial_run(RunRef(**tracking), tune.get_context().get_trial_id(), arm["variant"], config)
+        extra["mlflow_run_id"] = child.run_id
+    try:
+        _train_trial(config, extra, child.to_dict() if child else None)
+    except BaseException as error:  # Tune ends a trial it stops by raising SystemExit(0) in tune.report
+        if child is not None:
+            from raycomp.tracking import close_trial_run
+
+            close_trial_run(child, failed=not isinstance(error, SystemExit) or bool(error.code))
+        raise
+    if child is not None:
+        from raycomp.tracking import end_run
+
+        end_run(child, "FINISHED")
+
+
+def _train_trial(config: ExperimentConfig, extra: dict[str, Any], tracking: dict[str, str] | None) -> None:
     if config.scaling.num_workers == 0:
-        _run_local_trial(config, extra)
+        device = "cuda" if config.scaling.use_gpu else "cpu"
+        extra = {**extra, "workers": 0}
+        checkpoint = tune.get_checkpoint()
+        run_from_checkpoint(config, TuneReporter(), checkpoint, device=device, extra_metrics=extra, tracking=tracking)
         return
     from ray.tune.integration.ray_train import TuneReportCallback
 
     context = tune.get_context()
     storage = os.path.join(config.resolved_storage_path(), config.name, "train")
     trainer = torch_trainer(
-        config, context.get_trial_id(), storage, run_callbacks=[TuneReportCallback()], extra_metrics=extra
+        config,
+        context.get_trial_id(),
+        storage,
+        run_callbacks=[TuneReportCallback()],
+        extra_metrics=extra,
+        loop_options={"tracking": tracking},
     )
     trainer.fit()
 
 
-def _run_local_trial(config: ExperimentConfig, extra: dict[str, Any]) -> None:
-    device = "cuda" if config.scaling.use_gpu else "cpu"
-    extra = {**extra, "workers": 0}
-    run_from_checkpoint(config, TuneReporter(), tune.get_checkpoint(), device=device, extra_metrics=extra)
+class CloseTrialRuns(tune.Callback):
+    """Ends the MLflow run of each trial that ended without ending it: FAILED on error, KILLED when stopped.
+
+    A trial whose process died, or a multi-worker trial the scheduler stopped, never ends its own run.
+    """
+
+    def __init__(self, parent: dict[str, str]):
+        self.parent = parent
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._close(trial, failed=False)
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._close(trial, failed=True)
+
+    def _close(self, trial: Any, failed: bool) -> None:
+        from raycomp.tracking import RunRef, close_trial_run, find_trial_run
+
+        try:
+            child = find_trial_run(RunRef(**self.parent), trial.trial_id)
+        except Exception:  # the store is down: the trial reported its own failures already
+            return
+        if child is not None:
+            close_trial_run(child, failed=failed, only_if_running=True)
 
 
 def trial_resources(config: ExperimentConfig) -> dict[str, float]:
@@ -229,13 +282,18 @@ def progress_reporter(sweep: SweepConfig) -> tune.CLIReporter:
     )
 
 
-def make_trainable(config: ExperimentConfig) -> Any:
-    base = config.to_dict()
-    return tune.with_resources(tune.with_parameters(run_trial, base=base), trial_resources(config))
+def make_trainable(config: ExperimentConfig, tracking: dict[str, str] | None = None) -> Any:
+    trainable = tune.with_parameters(run_trial, base=config.to_dict(), tracking=tracking)
+    return tune.with_resources(trainable, trial_resources(config))
 
 
-def build_tuner(config: ExperimentConfig, callbacks: list[Any] | None = None) -> tune.Tuner:
-    """The Tuner for ``config``'s sweep (no ``sweep`` section: the baseline and the config as written)."""
+def build_tuner(
+    config: ExperimentConfig, callbacks: list[Any] | None = None, tracking: dict[str, str] | None = None
+) -> tune.Tuner:
+    """The Tuner for ``config``'s sweep (no ``sweep`` section: the baseline and the config as written).
+
+    ``tracking`` is the sweep's MLflow parent run (a ``RunRef`` dict): each trial logs a child run under it.
+    """
     sweep = config.sweep or SweepConfig()
     cluster = ray.cluster_resources()
     if config.scaling.num_workers > 0 and cluster.get(TRIAL_SLOT, 0) < 1:
@@ -244,8 +302,10 @@ def build_tuner(config: ExperimentConfig, callbacks: list[Any] | None = None) ->
             f"start the head with --resources='{{\"{TRIAL_SLOT}\": 8}}' (cluster.yaml does)"
         )
     param_space, searcher, num_samples = search_space(config)
+    if tracking is not None:
+        callbacks = [*(callbacks or []), CloseTrialRuns(tracking)]
     return tune.Tuner(
-        make_trainable(config),
+        make_trainable(config, tracking),
         param_space=param_space,
         tune_config=tune.TuneConfig(
             metric=sweep.metric,
@@ -268,12 +328,15 @@ def build_tuner(config: ExperimentConfig, callbacks: list[Any] | None = None) ->
     )
 
 
-def restore_tuner(config: ExperimentConfig, callbacks: list[Any] | None = None) -> tune.Tuner:
-    """The interrupted sweep at ``storage_path/name``: unfinished trials resume, finished ones stay."""
+def restore_tuner(config: ExperimentConfig, tracking: dict[str, str] | None = None) -> tune.Tuner:
+    """The interrupted sweep at ``storage_path/name``: unfinished trials resume, finished ones stay.
+
+    Tune restores the callbacks it saved with the sweep, ``CloseTrialRuns`` among them.
+    """
     path = os.path.join(config.resolved_storage_path(), config.name)
     if not tune.Tuner.can_restore(path):
         raise FileNotFoundError(f"No sweep to resume at {path} (run without --resume to start one)")
-    return tune.Tuner.restore(path, trainable=make_trainable(config), resume_unfinished=True)
+    return tune.Tuner.restore(path, trainable=make_trainable(config, tracking), resume_unfinished=True)
 
 
 def trial_records(results: tune.ResultGrid) -> list[TrialRecord]:

@@ -8,11 +8,15 @@ runs; raycomp's Trainer wraps the model in DDP itself, after INIT, so model surg
 
 from __future__ import annotations
 
+import functools
 import os
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
+import torch.distributed as dist
 
 from raycomp.build import build_trainer
 from raycomp.config import ExperimentConfig
@@ -28,10 +32,38 @@ def run_experiment(
     device: str | torch.device = "auto",
     extra_metrics: dict[str, Any] | None = None,
     callbacks: list[Callback] | tuple[Callback, ...] = (),
+    tracking: Mapping[str, str] | None = None,
+    recreate_required: bool = False,
 ) -> ReportCallback:
-    """Trains ``config`` to its max_duration (resuming from ``load_path``), reporting after each evaluation."""
+    """Trains ``config`` to its max_duration (resuming from ``load_path``), reporting after each evaluation.
+
+    With ``tracking`` (a ``RunRef`` as a dict), rank 0 also logs every step's metrics, each report, the
+    Engine's traces and the checkpoints to that MLflow run. ``recreate_required`` re-creates the
+    ``required_on_load`` algorithms a checkpoint needs and the config lacks, instead of refusing it.
+    """
+    loggers: list[Any] = []
+    tracked = None
+    if tracking is not None and not (dist.is_available() and dist.is_initialized() and dist.get_rank() != 0):
+        from raycomp.tracking import MlflowLogger, RunRef, TrackedReporter
+
+        mlflow_logger = MlflowLogger(RunRef(**tracking))
+        sweep = config.sweep
+        metric, mode = (sweep.metric, sweep.mode) if sweep else ("eval/accuracy", "max")
+        reporter = tracked = TrackedReporter(
+            reporter, mlflow_logger, metric=metric, mode=mode, num_to_keep=config.checkpoint.num_to_keep
+        )
+        loggers.append(mlflow_logger)
     report = ReportCallback(reporter, config.checkpoint.interval, extra=extra_metrics)
-    trainer = build_trainer(config, callbacks=[*callbacks, report], load_path=load_path, device=device)
+    trainer = build_trainer(
+        config,
+        callbacks=[*callbacks, report],
+        loggers=loggers,
+        load_path=load_path,
+        device=device,
+        load_recreate_required_algorithms=recreate_required,
+    )
+    if tracked is not None:
+        tracked.traces = trainer.engine.trace_summary
     if load_path is not None:
         report.extra["resumed_from_step"] = trainer.state.timestamp.batch
     if trainer.state.timestamp.reached(trainer.state.max_duration):
@@ -59,20 +91,37 @@ def run_from_checkpoint(
     device: str | torch.device,
     extra_metrics: dict[str, Any],
     callbacks: list[Callback] | tuple[Callback, ...] = (),
+    tracking: Mapping[str, str] | None = None,
+    resume_from: Mapping[str, str] | None = None,
+    recreate_required: bool = False,
 ) -> ReportCallback:
     """``run_experiment`` resumed from a Ray checkpoint (Train's or Tune's), or from scratch without one.
 
-    On the CPU, torch gets as many threads as the config gives the process CPUs, not one per core.
+    Without a Ray checkpoint, ``resume_from`` (``{"tracking_uri", "reference"}``: an MLflow run's
+    checkpoint) is downloaded and trained on from. On the CPU, torch gets as many threads as the
+    config gives the process CPUs, not one per core.
     """
     if not config.scaling.use_gpu:
         torch.set_num_threads(max(1, int(config.scaling.cpus_per_worker)))
-    if checkpoint is None:
-        return run_experiment(config, reporter, device=device, extra_metrics=extra_metrics, callbacks=callbacks)
-    with checkpoint.as_directory() as folder:
-        load_path = os.path.join(folder, CHECKPOINT_FILE)
-        return run_experiment(
-            config, reporter, load_path=load_path, device=device, extra_metrics=extra_metrics, callbacks=callbacks
-        )
+    run = functools.partial(
+        run_experiment,
+        config,
+        reporter,
+        device=device,
+        extra_metrics=extra_metrics,
+        callbacks=callbacks,
+        tracking=tracking,
+        recreate_required=recreate_required,
+    )
+    if checkpoint is not None:
+        with checkpoint.as_directory() as folder:
+            return run(load_path=os.path.join(folder, CHECKPOINT_FILE))
+    if resume_from is not None:
+        from raycomp.tracking import download_checkpoint
+
+        with tempfile.TemporaryDirectory(prefix="raycomp-resume-") as folder:
+            return run(load_path=download_checkpoint(resume_from["tracking_uri"], resume_from["reference"], folder))
+    return run()
 
 
 def train_worker(loop_config: dict[str, Any]) -> None:
@@ -90,4 +139,7 @@ def train_worker(loop_config: dict[str, Any]) -> None:
         device=device,
         extra_metrics=extra,
         callbacks=loop_config.get("callbacks", ()),
+        tracking=loop_config.get("tracking"),
+        resume_from=loop_config.get("resume_from"),
+        recreate_required=loop_config.get("recreate_required", False),
     )

@@ -1,0 +1,111 @@
+"""Rank 0's MLflow logger: metrics are buffered in memory and sent with ``log_batch`` at each report.
+
+Per-call logging costs ~10 ms a point on SQLite and ~20 ms over HTTP, against ~0.14 ms a point for
+``log_batch`` (docs/tracking.md), so nothing is sent per step. A send that fails (the server went
+away) never raises into training: its points stay buffered and go with the next flush, and the
+failure is printed once on stderr and counted in ``failures``, which reaches Ray's reports.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mlflow.entities import Metric, RunTag
+from mlflow.utils.validation import MAX_METRICS_PER_BATCH
+
+from raycomp.tracking.store import RunRef, one_line
+
+MAX_BUFFERED = 1_000_000  # points kept for a server that is down; the oldest beyond this are dropped
+
+
+class MlflowLogger:
+    """A ``LoggerDestination`` for one run, with an explicit client and run id (never the active run)."""
+
+    def __init__(self, ref: RunRef):
+        self.ref = ref
+        self.client = ref.client()
+        self._points: list[Metric] = []
+        self.failures = 0  # sends that failed (each is retried with the next flush)
+        self.dropped = 0  # points lost because the buffer overflowed while the store was down
+        self._failing: set[str] = set()
+
+    # -- LoggerDestination ---------------------------------------------------------------------------
+
+    def log_metrics(self, metrics: Mapping[str, Any], step: int) -> None:
+        now = int(time.time() * 1000)
+        for key, value in metrics.items():
+            if isinstance(value, bool):
+                value = float(value)
+            if isinstance(value, int | float) and math.isfinite(value):
+                self._points.append(Metric(key, float(value), now, int(step)))
+
+    # -- sends ---------------------------------------------------------------------------------------
+
+    def flush(self) -> bool:
+        """Sends every buffered point; False if the store did not take them (they stay buffered)."""
+        while self._points:
+            chunk = self._points[:MAX_METRICS_PER_BATCH]
+            if not self._guard("metrics", lambda chunk=chunk: self.client.log_batch(self.ref.run_id, metrics=chunk)):
+                if len(self._points) > MAX_BUFFERED:
+                    self.dropped += len(self._points) - MAX_BUFFERED
+                    del self._points[: len(self._points) - MAX_BUFFERED]
+                return False
+            del self._points[: len(chunk)]
+        return True
+
+    def set_tags(self, tags: Mapping[str, str]) -> bool:
+        batch = [RunTag(key, str(value)) for key, value in tags.items()]
+        return self._guard("tags", lambda: self.client.log_batch(self.ref.run_id, tags=batch))
+
+    def log_artifact(self, local_path: str | Path, artifact_path: str | None = None) -> bool:
+        run_id = self.ref.run_id
+        return self._guard("artifacts", lambda: self.client.log_artifact(run_id, str(local_path), artifact_path))
+
+    def log_table(self, columns: list[str], rows: list[list[Any]], artifact_file: str) -> bool:
+        """A table as MLflow writes one (pandas ``split`` JSON), replaced on each call, not appended to."""
+        folder = Path(tempfile.mkdtemp(prefix="raycomp-table-"))
+        path = folder / Path(artifact_file).name
+        path.write_text(json.dumps({"columns": columns, "data": rows}))
+        parent = str(Path(artifact_file).parent)
+        try:
+            return self.log_artifact(path, None if parent == "." else parent)
+        finally:
+            path.unlink(missing_ok=True)
+            folder.rmdir()
+
+    def delete_artifacts(self, artifact_path: str) -> bool:
+        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+        def delete() -> None:
+            run = self.client.get_run(self.ref.run_id)
+            get_artifact_repository(run.info.artifact_uri, tracking_uri=self.ref.tracking_uri).delete_artifacts(
+                artifact_path
+            )
+
+        return self._guard("artifact deletion", delete)
+
+    def _guard(self, what: str, send: Callable[[], Any]) -> bool:
+        try:
+            send()
+        except Exception as error:  # the store's failure must not end the training
+            self.failures += 1
+            if what not in self._failing:
+                self._failing.add(what)
+                print(
+                    f"raycomp: MLflow {what} for run {self.ref.run_id} at {self.ref.tracking_uri} failed "
+                    f"({one_line(error)}); training continues, retrying at the next report",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            return False
+        if what in self._failing:
+            self._failing.discard(what)
+            print(f"raycomp: MLflow {what} for run {self.ref.run_id} work again", file=sys.stderr, flush=True)
+        return True
