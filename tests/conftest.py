@@ -13,3 +13,15 @@ def model() -> ClassifierModel:
 @pytest.fixture
 def loader() -> DataLoader:
     return tiny_loader()
+
+
+@pytest.fixture(scope="session")
+def local_ray():
+    """One real local Ray for the whole test run (started on first use), as the CLIs start it."""
+    import ray
+
+    from raycomp.launch.runner import init_ray
+
+    init_ray(num_cpus=2)
+    yield ray
+    ray.shutdown()

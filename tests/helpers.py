@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import pickle
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -67,3 +72,50 @@ def write_cifar10_batch(path: Path, images: np.ndarray, labels: list[int], proto
     }
     with open(path, "wb") as f:
         pickle.dump(batch, f, protocol=protocol)
+
+
+# ---- a real MLflow server ---------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class MlflowServer:
+    def __init__(self, folder: Path):
+        self.folder, self.port = folder, free_port()
+        folder.mkdir(parents=True, exist_ok=True)
+        self.uri = f"http://127.0.0.1:{self.port}"
+        self.log = open(folder / "server.log", "w")  # noqa: SIM115 - kept open while the server runs
+        command = [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(self.port)]
+        command += ["--workers", "1", "--backend-store-uri", f"sqlite:///{folder / 'mlflow.db'}"]
+        command += ["--artifacts-destination", str(folder / "artifacts")]
+        self.process = subprocess.Popen(
+            command,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 90
+        while not self.healthy():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"mlflow server did not start: {(folder / 'server.log').read_text()[-2000:]}")
+            time.sleep(0.5)
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.uri}/health", timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()

@@ -187,7 +187,8 @@ def test_unknown_algorithm(tmp_path):
     path = write(tmp_path, "algorithms:\n  selective_backprob: {}\n")
     assert only_problem(path) == (
         f"{path}:2: algorithms.selective_backprob: unknown algorithm "
-        "(did you mean 'selective_backprop'?; valid algorithms: selective_backprop)"
+        "(did you mean 'selective_backprop'?; valid algorithms: selective_backprop, label_smoothing, mixup, cutmix, "
+        "progressive_resizing, channels_last, blurpool, layer_freezing, gradient_clipping, ema)"
     )
 
 
@@ -313,7 +314,7 @@ def test_swept_paths_must_exist(tmp_path):
         + """\
             optimizer.lrr: {choice: [0.1]}
             algorithms.selective_backprop.kep: {choice: [0.1]}
-            algorithms.label_smoothing.alpha: {choice: [0.1]}
+            algorithms.label_smoothng.alpha: {choice: [0.1]}
             sweep.num_samples: {choice: [1]}
         """,
     )
@@ -323,7 +324,7 @@ def test_swept_paths_must_exist(tmp_path):
         "(did you mean 'optimizer.lr'?; sweep a leaf such as optimizer.lr or algorithms.<name>.<argument>)"
     )
     assert found[1].startswith(f"{path}:6: sweep.space.algorithms.selective_backprop.kep: 'kep' is not an argument")
-    assert found[2].startswith(f"{path}:7: sweep.space.algorithms.label_smoothing.alpha: unknown algorithm")
+    assert found[2].startswith(f"{path}:7: sweep.space.algorithms.label_smoothng.alpha: unknown algorithm")
     assert found[3].startswith(f"{path}:8: sweep.space.sweep.num_samples: not a config key")
 
 
