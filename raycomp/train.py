@@ -146,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --resume-from {args.resume_from}: {error}", file=sys.stderr)
             return 2
     tracking = start_tracking(config, args.experiment, "train", reopen=True)
+    if tracking is not None and args.resume_from:
+        from raycomp.tracking import MlflowLogger
+
+        MlflowLogger(tracking).set_tags({"raycomp.resumed_from": args.resume_from})
     status = "FAILED"
     try:
         metrics = run(

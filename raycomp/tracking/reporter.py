@@ -20,6 +20,8 @@ LATEST_TAG = "raycomp.checkpoint.latest"  # artifact path of the newest checkpoi
 BEST_TAG = "raycomp.checkpoint.best"  # and of the best by the sweep's metric, whose value is in
 BEST_VALUE_TAG = "raycomp.checkpoint.best_value"
 TRACE_TABLE = "traces.json"
+# Sent through the Trainer's Logger already (every step; eval/* at each evaluation); the step is MLflow's axis.
+_PER_STEP = {"trainer/lr", "step"}
 TRACE_COLUMNS = ["algorithm", "event", "count", "total_s", "mean_s", "exit_codes"]
 
 
@@ -40,7 +42,8 @@ class TrackedReporter:
     def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
         step = int(metrics.get("step") or 0)
         # Rank 0 logs every step's train/loss; the report's is the mean over ranks since the last report.
-        self.logger.log_metrics({_renamed(key): value for key, value in metrics.items()}, step)
+        sent = {_renamed(k): v for k, v in metrics.items() if k not in _PER_STEP and not k.startswith("eval/")}
+        self.logger.log_metrics(sent, step)
         if self.traces is not None:
             self.logger.log_metrics(trace_metrics(self.traces), step)
         if checkpoint_dir is not None:

@@ -1,0 +1,151 @@
+"""`python -m raycomp.train` as one MLflow run, and `--resume-from runs:/<id>` honouring required_on_load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from mlflow import MlflowClient
+
+from raycomp.train import main
+
+SB = "algorithms.selective_backprop"
+
+
+def experiment(tmp_path: Path, **changes) -> dict:
+    data = {
+        "name": "one",
+        "data": {"num_train": 256, "num_test": 128, "batch_size": 32},
+        "max_duration": "2ep",
+        "schedule": {"name": "constant"},
+        "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
+        "scaling": {"num_workers": 0},
+        "checkpoint": {"interval": "1ep", "num_to_keep": 1},
+        "storage_path": str(tmp_path / "runs"),
+    }
+    data.update(changes)
+    return data
+
+
+def write(path: Path, data: dict) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def only_run(tmp_path: Path, name: str = "one"):
+    client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
+    runs = client.search_runs([client.get_experiment_by_name(name).experiment_id])
+    assert len(runs) == 1
+    return client, runs[0]
+
+
+def test_a_local_run_is_one_finished_run_with_step_metrics_traces_and_checkpoints(tmp_path, capsys):
+    assert main([str(write(tmp_path / "one.yaml", experiment(tmp_path)))]) == 0
+    client, run = only_run(tmp_path)
+    run_id = run.info.run_id
+    assert run.info.status == "FINISHED" and f"MLflow run {run_id}" in capsys.readouterr().out
+    assert run.data.params[f"{SB}.keep"] == "0.5" and run.data.params["max_duration"] == "2ep"
+    assert run.data.tags["raycomp.algorithm.selective_backprop.required_on_load"] == "false"
+    # Every step's loss, lr and SelectiveBackprop's selection; every report's eval, throughput and wall time.
+    steps = 2 * 256 // 32
+    for key in ("train/loss", "trainer/lr"):  # logged once the step is done: steps 1..N
+        assert sorted(m.step for m in client.get_metric_history(run_id, key)) == list(range(1, steps + 1)), key
+    for key in ("selective_backprop/fraction_kept", "selective_backprop/selection_s"):  # during the step: 0..N-1
+        assert sorted(m.step for m in client.get_metric_history(run_id, key)) == list(range(steps)), key
+    for key in ("eval/accuracy", "eval/loss", "throughput/samples_per_s", "time/train_wall_s", "epoch"):
+        assert [m.step for m in client.get_metric_history(run_id, key)] == [steps // 2, steps], key
+    assert run.data.metrics["selective_backprop/fraction_kept"] == 0.5
+    # The Engine's traces: as metrics and as a table.
+    assert run.data.metrics["trace/SelectiveBackprop/after_dataloader/count"] == steps
+    assert run.data.metrics["trace/SelectiveBackprop/after_dataloader/total_s"] > 0
+    table = json.loads(Path(client.download_artifacts(run_id, "traces.json", str(tmp_path))).read_text())
+    rows = {(row[0], row[1]): dict(zip(table["columns"], row, strict=True)) for row in table["data"]}
+    selection = rows[("SelectiveBackprop", "after_dataloader")]
+    assert selection["count"] == steps and selection["mean_s"] == pytest.approx(selection["total_s"] / steps)
+    # Checkpoints: the newest (num_to_keep: 1) and the best by eval/accuracy, pointed at by tags.
+    tags = run.data.tags
+    assert tags["raycomp.checkpoint.latest"] == f"checkpoints/step_{steps:08d}/checkpoint.pt"
+    kept = {entry.path for entry in client.list_artifacts(run_id, "checkpoints")}
+    assert kept == {
+        str(Path(tags["raycomp.checkpoint.latest"]).parent),
+        str(Path(tags["raycomp.checkpoint.best"]).parent),
+    }
+    assert float(tags["raycomp.checkpoint.best_value"]) == max(
+        m.value for m in client.get_metric_history(run_id, "eval/accuracy")
+    )
+    assert (
+        yaml.safe_load(Path(client.download_artifacts(run_id, "config.yaml", str(tmp_path))).read_text())["name"]
+        == "one"
+    )
+
+
+def test_tracking_off_logs_nothing(tmp_path):
+    assert main([str(write(tmp_path / "one.yaml", experiment(tmp_path, tracking={"enabled": False})))]) == 0
+    assert not (tmp_path / "runs" / "mlflow.db").exists()
+
+
+def test_resume_from_a_run_continues_from_its_latest_checkpoint(tmp_path, capsys):
+    assert main([str(write(tmp_path / "one.yaml", experiment(tmp_path)))]) == 0
+    _, first = only_run(tmp_path)
+    capsys.readouterr()
+    longer = write(tmp_path / "two.yaml", experiment(tmp_path, name="two", max_duration="3ep"))
+    assert main([str(longer), "--resume-from", f"runs:/{first.info.run_id}"]) == 0
+    out = capsys.readouterr().out
+    assert "starting from runs:/" in out and '"resumed_from_step": 16' in out and '"epoch": 3' in out
+    client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
+    second = client.search_runs([client.get_experiment_by_name("two").experiment_id])[0]
+    assert second.data.tags["raycomp.resumed_from"] == f"runs:/{first.info.run_id}"
+    assert [m.step for m in client.get_metric_history(second.info.run_id, "eval/accuracy")] == [24]
+
+
+def test_resume_from_a_bare_run_id_or_its_best_checkpoint(tmp_path, capsys):
+    assert main([str(write(tmp_path / "one.yaml", experiment(tmp_path)))]) == 0
+    _, first = only_run(tmp_path)
+    for name, reference in (("bare", first.info.run_id), ("best", f"runs:/{first.info.run_id}/best")):
+        path = write(tmp_path / f"{name}.yaml", experiment(tmp_path, name=name, max_duration="3ep"))
+        assert main([str(path), "--resume-from", reference]) == 0
+        assert '"epoch": 3' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("reference", "message"),
+    [("nonsense", "not an MLflow run id"), ("runs:/" + "0" * 32, "no MLflow run")],
+)
+def test_a_bad_resume_reference_exits_2_before_training(tmp_path, capsys, reference, message):
+    path = write(tmp_path / "one.yaml", experiment(tmp_path))
+    assert main([str(path), "--resume-from", reference]) == 2
+    assert message in capsys.readouterr().err
+    assert not list((tmp_path / "runs").glob("one/checkpoint_*"))
+
+
+def test_a_checkpoint_with_blurpool_is_refused_without_it_and_recreated_on_request(tmp_path, capsys):
+    with_blurpool = experiment(tmp_path, algorithms={"blurpool": {"min_channels": 1}})
+    assert main([str(write(tmp_path / "one.yaml", with_blurpool))]) == 0
+    _, first = only_run(tmp_path)
+    assert first.data.tags["raycomp.algorithm.blurpool.required_on_load"] == "true"
+    reference = f"runs:/{first.info.run_id}"
+    capsys.readouterr()
+
+    plain = write(tmp_path / "plain.yaml", experiment(tmp_path, name="plain", max_duration="3ep", algorithms={}))
+    assert main([str(plain), "--resume-from", reference]) == 2
+    err = capsys.readouterr().err
+    assert "BlurPool" in err and "required_on_load" in err and "--recreate-required" in err
+    assert not (tmp_path / "runs" / "plain" / "checkpoint_000000").exists()
+
+    assert main([str(plain), "--resume-from", reference, "--recreate-required"]) == 0
+    assert '"epoch": 3' in capsys.readouterr().out
+    kept = write(tmp_path / "kept.yaml", {**with_blurpool, "name": "kept", "max_duration": "3ep"})
+    assert main([str(kept), "--resume-from", reference]) == 0
+
+
+def test_two_workers_fetch_the_mlflow_checkpoint_themselves(tmp_path, local_ray, capsys):
+    assert main([str(write(tmp_path / "one.yaml", experiment(tmp_path)))]) == 0
+    _, first = only_run(tmp_path)
+    ddp = experiment(tmp_path, name="ddp", max_duration="3ep", scaling={"num_workers": 2})
+    assert main([str(write(tmp_path / "ddp.yaml", ddp)), "--resume-from", f"runs:/{first.info.run_id}"]) == 0
+    out = capsys.readouterr().out
+    assert '"resumed_from_step": 16' in out and '"epoch": 3' in out and '"workers": 2' in out
+    client, run = only_run(tmp_path, "ddp")
+    assert run.info.status == "FINISHED" and client.list_artifacts(run.info.run_id, "checkpoints")
