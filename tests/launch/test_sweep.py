@@ -129,6 +129,13 @@ def test_a_trial_that_fails_is_reported_and_the_rest_finish(tmp_path, local_ray,
     assert by_classes[2]["status"] == "ERROR" and "out of bounds" in by_classes[2]["error"]
     assert by_classes[10]["status"] == "TERMINATED" and by_classes[None]["status"] == "TERMINATED"
     assert "failed trials:" in capsys.readouterr().out
+    # Each trial's MLflow run ends as the trial did; the sweep's run ends when the sweep does.
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = client.search_runs([client.get_experiment_by_name("failing").experiment_id])
+    ended = sorted((run.data.params.get("model.num_classes", "sweep"), run.info.status) for run in runs)
+    assert ended == [("10", "FINISHED"), ("10", "FINISHED"), ("2", "FAILED"), ("sweep", "FINISHED")]
 
 
 def test_multi_worker_trials_launch_a_torch_trainer(tmp_path, local_ray):

@@ -1,0 +1,141 @@
+"""A sweep in MLflow: against a real `mlflow server` checked through its REST API, trials the scheduler
+stops end KILLED, and training goes on when the server goes away mid-run."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import yaml
+from mlflow import MlflowClient
+
+from raycomp.config import ExperimentConfig
+from raycomp.core import Callback, Logger, State
+from raycomp.launch.reporting import FolderReporter
+from raycomp.launch.worker import run_experiment
+from raycomp.tracking import end_run, start_run
+
+SB = "algorithms.selective_backprop"
+
+
+def tiny_sweep(tmp_path: Path, **changes: Any) -> dict:
+    experiment = {
+        "name": "tiny",
+        "data": {"num_train": 256, "num_test": 128, "batch_size": 64},
+        "max_duration": "2ep",
+        "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
+        "scaling": {"num_workers": 0},
+        "checkpoint": {"interval": "1ep"},
+        "storage_path": str(tmp_path / "runs"),
+        "sweep": {"space": {f"{SB}.keep": {"grid": [0.25, 0.75]}}},
+    }
+    experiment.update(changes)
+    return experiment
+
+
+def rest(server_uri: str, endpoint: str, body: dict | None = None, **query: str) -> Any:
+    url = f"{server_uri}/{endpoint}" + (f"?{urllib.parse.urlencode(query)}" if query else "")
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        raw = response.read()
+    return json.loads(raw) if raw.strip().startswith((b"{", b"[")) else raw
+
+
+def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial(tmp_path, mlflow_server, local_ray):
+    from raycomp.tune import main
+
+    experiment = tiny_sweep(tmp_path, tracking={"tracking_uri": mlflow_server.uri})
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    assert main([str(path)]) == 0
+
+    api = "api/2.0/mlflow"
+    experiment_id = rest(mlflow_server.uri, f"{api}/experiments/get-by-name", experiment_name="tiny")["experiment"][
+        "experiment_id"
+    ]
+    runs = rest(mlflow_server.uri, f"{api}/runs/search", {"experiment_ids": [experiment_id]})["runs"]
+    tags = [{t["key"]: t["value"] for t in run["data"].get("tags", [])} for run in runs]
+    parents = [run for run, tag in zip(runs, tags, strict=True) if "mlflow.parentRunId" not in tag]
+    assert len(parents) == 1
+    parent = parents[0]["info"]
+    assert parent["status"] == "FINISHED" and parent["run_name"] == "tiny"
+    children = [
+        (run, tag) for run, tag in zip(runs, tags, strict=True) if tag.get("mlflow.parentRunId") == parent["run_id"]
+    ]
+    assert len(children) == 3 and len(runs) == 4
+
+    keeps = []
+    for run, tag in children:
+        info, data = run["info"], run["data"]
+        params = {p["key"]: p["value"] for p in data["params"]}
+        metrics = {m["key"]: m["value"] for m in data["metrics"]}
+        assert info["status"] == "FINISHED"
+        assert 0 <= metrics["eval/accuracy"] <= 1 and metrics["train/loss"] > 0 and metrics["finished"] == 1.0
+        files = {f["path"] for f in rest(mlflow_server.uri, f"{api}/artifacts/list", run_id=info["run_id"])["files"]}
+        assert {"traces.json", "checkpoints"} <= files
+        checkpoint = tag["raycomp.checkpoint.latest"]
+        listed = rest(
+            mlflow_server.uri, f"{api}/artifacts/list", run_id=info["run_id"], path=str(Path(checkpoint).parent)
+        )
+        assert [f["path"] for f in listed["files"]] == [checkpoint] and int(listed["files"][0]["file_size"]) > 0
+        table = rest(mlflow_server.uri, "get-artifact", path="traces.json", run_uuid=info["run_id"])
+        if tag["raycomp.variant"] == "method":
+            keeps.append(params[f"{SB}.keep"])
+            assert metrics["trace/SelectiveBackprop/after_dataloader/total_s"] > 0
+            assert ["SelectiveBackprop", "after_dataloader"] in [row[:2] for row in table["data"]]
+        else:
+            assert f"{SB}.keep" not in params and table["data"] == []  # the baseline runs no algorithm
+    assert sorted(keeps) == ["0.25", "0.75"]
+    parent_files = {
+        f["path"] for f in rest(mlflow_server.uri, f"{api}/artifacts/list", run_id=parent["run_id"])["files"]
+    }
+    assert {"config.yaml", "results.csv", "results.json"} <= parent_files
+
+
+def test_trials_stopped_by_the_scheduler_end_killed_and_the_baseline_finished(tmp_path, local_ray):
+    from raycomp.tune import main
+
+    asha = {"name": "asha", "grace_period": 1, "reduction_factor": 2, "max_t": 2}
+    experiment = tiny_sweep(tmp_path, max_duration="4ep")
+    experiment["sweep"]["scheduler"] = asha
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    assert main([str(path)]) == 0
+    client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
+    runs = client.search_runs([client.get_experiment_by_name("tiny").experiment_id])
+    ended = sorted((run.data.tags.get("raycomp.variant", "sweep"), run.info.status) for run in runs)
+    assert ended == [("baseline", "FINISHED"), ("method", "KILLED"), ("method", "KILLED"), ("sweep", "FINISHED")]
+    stopped = [run for run in runs if run.info.status == "KILLED"]
+    for run in stopped:  # stopped at a rung (epoch 1 or 2 of 4); what they reported before the stop is there
+        assert run.data.metrics["epoch"] in (1.0, 2.0) and run.data.metrics["finished"] == 0.0
+        assert run.data.tags["raycomp.checkpoint.latest"].endswith("checkpoint.pt")
+
+
+class StopServerAtEpoch(Callback):
+    def __init__(self, server: Any, epoch: int):
+        self.server, self.epoch = server, epoch
+
+    def epoch_start(self, state: State, logger: Logger) -> None:
+        if state.timestamp.epoch == self.epoch and self.server.process.poll() is None:
+            self.server.stop()
+
+
+def test_training_continues_and_says_so_when_the_server_goes_away(tmp_path, mlflow_server, capsys):
+    data = tiny_sweep(tmp_path, max_duration="3ep", tracking={"tracking_uri": mlflow_server.uri})
+    del data["sweep"]
+    config = ExperimentConfig.from_dict(data)
+    ref = start_run(config, kind="train")
+    reporter = FolderReporter(tmp_path / "checkpoints")
+    run_experiment(config, reporter, tracking=ref.to_dict(), callbacks=[StopServerAtEpoch(mlflow_server, 1)])
+    assert [report["epoch"] for report in reporter.history] == [1, 2, 3] and reporter.history[-1]["finished"]
+    assert reporter.history[0]["tracking/failures"] == 0 and reporter.history[-1]["tracking/failures"] > 0
+    assert not end_run(ref, "FINISHED")
+    err = capsys.readouterr().err
+    assert "MLflow metrics" in err and "training continues" in err and f"could not mark MLflow run {ref.run_id}" in err
+    # What was sent before the server went away is in its store.
+    stored = MlflowClient(f"sqlite:///{mlflow_server.folder / 'mlflow.db'}")
+    assert [m.step for m in stored.get_metric_history(ref.run_id, "eval/accuracy")] == [4]
