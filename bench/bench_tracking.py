@@ -1,0 +1,115 @@
+"""What MLflow tracking costs a training run (results in docs/benchmarks.md). Target <= 1.02x.
+
+The same run of ``experiments/sb.yaml``'s model and data (SelectiveBackprop on, an evaluation and a
+checkpoint every epoch), in this process as ``python -m raycomp.train`` runs it with
+``num_workers: 0``, once with tracking off and once with full tracking into a fresh SQLite store:
+every step's train loss, lr and SelectiveBackprop metrics, every report's metrics, the trace
+summary and table, and each checkpoint uploaded as an artifact. The two alternate their order every
+repeat; the ratio is taken per repeat and the median reported. Timed: the training wall time the
+run reports (``time/train_wall_s``: fit start to the last report, reports and uploads included).
+Creating the run (the SQLite schema, ~1.7 s once per store) happens before training and is shown apart.
+
+    python bench/bench_tracking.py             # the run quoted in docs/benchmarks.md
+    python bench/bench_tracking.py --quick     # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from bench_core import machine
+
+from raycomp.config import load_experiment
+from raycomp.launch.reporting import FolderReporter
+from raycomp.launch.worker import run_experiment
+from raycomp.results import WALL
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def one_run(overrides: list[str], tracked: bool) -> tuple[float, float, float]:
+    """(training wall s, run set-up s, MLflow points sent) of one fresh run."""
+    with tempfile.TemporaryDirectory(prefix="bench-tracking-") as folder:
+        config = load_experiment(REPO / "experiments" / "sb.yaml", [*overrides, f"storage_path={folder}"])
+        tracking, setup_s, points = None, 0.0, 0.0
+        if tracked:
+            from raycomp.tracking import start_run
+
+            began = time.perf_counter()
+            tracking = start_run(config, kind="train").to_dict()
+            setup_s = time.perf_counter() - began
+        reporter = FolderReporter(Path(folder) / "checkpoints", num_to_keep=2)
+        run_experiment(config, reporter, device="cpu", tracking=tracking)
+        if tracked:
+            points = float(_points(config, tracking["run_id"]))
+        return float(reporter.history[-1][WALL]), setup_s, points
+
+
+def _points(config, run_id: str) -> int:
+    from mlflow import MlflowClient
+
+    from raycomp.tracking import tracking_uri
+
+    client = MlflowClient(tracking_uri(config))
+    return sum(len(client.get_metric_history(run_id, key)) for key in client.get_run(run_id).data.metrics)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    overrides = [
+        f"max_duration={1 if args.quick else args.epochs}ep",
+        "checkpoint.interval=1ep",
+        "eval.interval=1ep",
+        "scaling.num_workers=0",
+        "tracking.enabled=true",
+        "algorithms.selective_backprop.start=0.0",
+    ]
+    if args.quick:
+        overrides += ["data.num_train=512", "data.num_test=256"]
+    repeats = 2 if args.quick else args.repeats
+    one_run(overrides, tracked=False)  # warm-up: imports, data generation, allocator
+    rows = []
+    for repeat in range(repeats):
+        order = (False, True) if repeat % 2 == 0 else (True, False)
+        times = {tracked: one_run(overrides, tracked) for tracked in order}
+        off, (on, setup, points) = times[False][0], times[True]
+        rows.append({"off_s": off, "on_s": on, "ratio": on / off, "setup_s": setup, "points": points})
+        print(
+            f"repeat {repeat}: off {off:.2f} s, tracked {on:.2f} s, ratio {on / off:.3f} "
+            f"(+ run set-up {setup:.2f} s, {points:.0f} metric points)",
+            flush=True,
+        )
+    result = {
+        "machine": machine(torch.device("cpu")),
+        "epochs": 1 if args.quick else args.epochs,
+        "repeats": repeats,
+        "median_off_s": statistics.median(r["off_s"] for r in rows),
+        "median_on_s": statistics.median(r["on_s"] for r in rows),
+        "median_ratio": statistics.median(r["ratio"] for r in rows),
+        "median_setup_s": statistics.median(r["setup_s"] for r in rows),
+        "rows": rows,
+    }
+    print(f"machine: {result['machine']}")
+    print(
+        f"tracking overhead: median ratio {result['median_ratio']:.3f} (target <= 1.02) over {repeats} repeats; "
+        f"off {result['median_off_s']:.2f} s, tracked {result['median_on_s']:.2f} s; "
+        f"run set-up before training {result['median_setup_s']:.2f} s"
+    )
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
