@@ -99,7 +99,7 @@ def _suggest(word: Any, valid: Iterable[str], what: str) -> str:
     valid = list(valid)
     close = difflib.get_close_matches(str(word), valid, n=1, cutoff=0.6)
     guess = f"did you mean {close[0]!r}?; " if close else ""
-    return f"({guess}valid {what}: {', '.join(valid)})"
+    return f"({guess}valid {what}: {', '.join(valid)})" if valid else f"(it takes no {what})"
 
 
 def _one_of(value: str, names: Sequence[str], what: str) -> str:
@@ -392,9 +392,15 @@ def _parameters(cls: type) -> dict[str, inspect.Parameter]:
     return {p.name: p for p in parameters if p.kind in kinds}
 
 
-def _type_problem(value: Any, default: Any) -> str | None:
-    """Checks a value against the type of its default, since constructors compare before they type-check."""
+def _type_problem(value: Any, parameter: inspect.Parameter) -> str | None:
+    """Checks a value against the type of its default, since constructors compare before they type-check.
+
+    ``null`` is accepted where the annotation allows None (``half_life: str | None = "1000ba"``).
+    """
+    default = parameter.default
     if default is inspect.Parameter.empty or default is None:
+        return None
+    if value is None and re.search(r"\bNone\b|Optional", str(parameter.annotation)):
         return None
     if isinstance(default, bool):
         ok, what = isinstance(value, bool), "true or false"
@@ -419,7 +425,7 @@ def _algorithm_problems(name: str, args: Mapping[str, Any]) -> list[Problem]:
         if arg not in parameters:
             problem = f"unknown argument of {cls.__name__} {_suggest(arg, parameters, 'arguments')}"
         else:
-            problem = _type_problem(value, parameters[arg].default)
+            problem = _type_problem(value, parameters[arg])
         if problem:
             problems.append(((arg,), problem))
         else:

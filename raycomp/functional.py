@@ -1,5 +1,29 @@
 """The algorithms as plain functions, for use in your own training loop (``import raycomp.functional as rf``)."""
 
+from raycomp.algorithms.blurpool import apply_blurpool, blur_2d, blurmax_pool2d
+from raycomp.algorithms.channels_last import apply_channels_last
+from raycomp.algorithms.cutmix import cutmix_batch
+from raycomp.algorithms.ema import compute_ema
+from raycomp.algorithms.gradient_clipping import apply_gradient_clipping
+from raycomp.algorithms.label_smoothing import ensure_targets_one_hot, smooth_labels
+from raycomp.algorithms.layer_freezing import freeze_layers
+from raycomp.algorithms.mixup import mixup_batch
+from raycomp.algorithms.progressive_resizing import resize_batch
 from raycomp.algorithms.selective_backprop import select_using_loss, should_selective_backprop
 
-__all__ = ["select_using_loss", "should_selective_backprop"]
+__all__ = [
+    "apply_blurpool",
+    "apply_channels_last",
+    "apply_gradient_clipping",
+    "blur_2d",
+    "blurmax_pool2d",
+    "compute_ema",
+    "cutmix_batch",
+    "ensure_targets_one_hot",
+    "freeze_layers",
+    "mixup_batch",
+    "resize_batch",
+    "select_using_loss",
+    "should_selective_backprop",
+    "smooth_labels",
+]

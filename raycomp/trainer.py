@@ -19,7 +19,12 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from raycomp.checkpoint import CheckpointSaver, load_checkpoint, restore_required_algorithms
+from raycomp.checkpoint import (
+    CheckpointSaver,
+    load_checkpoint,
+    restore_algorithm_states,
+    restore_required_algorithms,
+)
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.callback import Callback
 from raycomp.core.engine import Engine
@@ -107,13 +112,15 @@ class Trainer:
 
         self.engine.run_event(Event.INIT)  # model surgery happens here, before the device move and DDP
         self._resume_rng: dict[str, Any] | None = None
-        self.engine.run_event(Event.BEFORE_LOAD)
         checkpoint = load_checkpoint(load_path) if load_path is not None else None
         if checkpoint is not None:  # re-created algorithms replay their surgery here, also before the move
             restore_required_algorithms(checkpoint, self.state, self.engine, load_recreate_required_algorithms)
         model.to(self.device)
         if not self.state.optimizers:
             self.state.optimizers = [torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)]
+        if checkpoint is not None:  # first, so that on BEFORE_LOAD LayerFreezing can re-freeze from its state
+            restore_algorithm_states(checkpoint, self.state)
+        self.engine.run_event(Event.BEFORE_LOAD)  # as in Composer: model and optimizers built, their state not loaded
         if checkpoint is not None:
             self.state.load_state_dict(checkpoint["state"])
             self._resume_rng = checkpoint["rng"]
@@ -210,6 +217,9 @@ class Trainer:
                 loss = self._train_microbatch(share)
                 total_loss = loss if len(microbatches) == 1 else total_loss + loss * share
         state.batch, state.loss = whole_batch, total_loss
+        if state.scaler is not None:  # as in Composer: AFTER_TRAIN_BATCH (GradientClipping) sees true gradients
+            for optimizer in state.optimizers:
+                state.scaler.unscale_(optimizer)
         engine.run_event(Event.AFTER_TRAIN_BATCH)
         for optimizer in state.optimizers:
             if state.scaler is not None:

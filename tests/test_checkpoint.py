@@ -166,6 +166,31 @@ def test_required_algorithm_present_loads_identical_weights(tmp_path):
     assert_bitwise_equal(weights(trained.state.model), weights(loaded.state.model))
 
 
+class LoadProbe(Counter):
+    """Counts batches, and records on BEFORE_LOAD its count, the run's step and its optimizers."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def match(self, event, state):
+        return event in (Event.BATCH_END, Event.BEFORE_LOAD)
+
+    def apply(self, event, state, logger):
+        if event is Event.BEFORE_LOAD:
+            self.seen.append((self.batches, state.timestamp.batch, len(state.optimizers)))
+        else:
+            super().apply(event, state, logger)
+
+
+def test_algorithms_have_their_state_on_before_load_and_the_weights_come_after(tmp_path):
+    """So an algorithm that changed the optimizers (LayerFreezing) can redo it before their state is loaded."""
+    make_trainer(tmp_path, algorithms=[LoadProbe()]).fit()
+    probe = LoadProbe()
+    make_trainer(tmp_path, algorithms=[probe], load_path=tmp_path / "ckpt", save_folder=None)
+    assert probe.seen == [(16, 0, 1)]  # its state is back; the timestamp (and weights, optimizer state) not yet
+
+
 class Unpicklable:
     def __reduce__(self):
         raise RuntimeError("disk full")

@@ -447,3 +447,15 @@ def test_config_imports_without_ray_or_mlflow():
     )
     result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_null_is_accepted_where_the_algorithm_allows_none(tmp_path):
+    path = write(tmp_path, "algorithms:\n  ema:\n    half_life: null\n    smoothing: 0.99\n")
+    assert load_experiment(path).algorithms["ema"] == {"half_life": None, "smoothing": 0.99}
+    bad = write(tmp_path, "algorithms:\n  ema:\n    ema_start: null\n")
+    assert "must be a string, got null" in only_problem(bad)
+
+
+def test_an_algorithm_without_arguments_says_so(tmp_path):
+    path = write(tmp_path, "algorithms:\n  channels_last:\n    foo: 1\n")
+    assert only_problem(path).endswith("unknown argument of ChannelsLast (it takes no arguments)")

@@ -199,6 +199,32 @@ def test_bf16_autocast_on_cpu():
         Trainer(tiny_model(), tiny_loader(), "1ep", precision="fp8")
 
 
+def test_after_train_batch_sees_unscaled_gradients_under_fp16():
+    """The GradScaler's factor is divided out before AFTER_TRAIN_BATCH, so algorithms there (GradientClipping)
+    see the gradients fp32 would give, not ones 2**16 times larger."""
+    norms = {}
+
+    class GradNorm(Callback):
+        def __init__(self, precision):
+            self.precision = precision
+
+        def after_train_batch(self, state, logger):
+            grads = [p.grad.flatten() for p in state.model.parameters() if p.grad is not None]
+            norms[self.precision] = torch.cat(grads).norm().item()
+
+    for precision in ("fp32", "amp_fp16"):
+        Trainer(
+            tiny_model(),
+            tiny_loader(),
+            "1ba",
+            precision=precision,
+            callbacks=[GradNorm(precision)],
+            device="cpu",
+            seed=0,
+        ).fit()
+    assert norms["amp_fp16"] == pytest.approx(norms["fp32"], rel=0.05)
+
+
 def test_schedulers_step_every_batch_and_metrics_are_logged():
     model = tiny_model()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)

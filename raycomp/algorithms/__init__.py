@@ -1,5 +1,25 @@
 """Speed-up methods, each a pure function (see ``raycomp.functional``) and a thin Algorithm."""
 
+from raycomp.algorithms.blurpool import BlurPool
+from raycomp.algorithms.channels_last import ChannelsLast
+from raycomp.algorithms.cutmix import CutMix
+from raycomp.algorithms.ema import EMA
+from raycomp.algorithms.gradient_clipping import GradientClipping
+from raycomp.algorithms.label_smoothing import LabelSmoothing
+from raycomp.algorithms.layer_freezing import LayerFreezing
+from raycomp.algorithms.mixup import MixUp
+from raycomp.algorithms.progressive_resizing import ProgressiveResizing
 from raycomp.algorithms.selective_backprop import SelectiveBackprop
 
-__all__ = ["SelectiveBackprop"]
+__all__ = [
+    "EMA",
+    "BlurPool",
+    "ChannelsLast",
+    "CutMix",
+    "GradientClipping",
+    "LabelSmoothing",
+    "LayerFreezing",
+    "MixUp",
+    "ProgressiveResizing",
+    "SelectiveBackprop",
+]

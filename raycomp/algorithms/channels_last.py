@@ -1,0 +1,39 @@
+"""ChannelsLast: store the model's 4-D weights in NHWC order, which fast GPU convolution kernels want.
+
+cuDNN's Tensor Core convolutions run in NHWC; given NCHW tensors, every convolution pays for a
+transpose on the way in and out. Converting the weights once is enough: a convolution whose weight is
+channels-last returns a channels-last output, so the layout propagates through the network from the
+first layer on (inputs may stay NCHW). Only 4-D tensors change; the values do not, so the model computes
+the same function, and the Parameters keep their identity, so optimizers built before the change stay
+valid. On CPUs the effect on speed is small either way.
+
+Runs on INIT, before the Trainer moves the model to its device (``.to(device)`` keeps the layout).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from raycomp.core.algorithm import Algorithm
+from raycomp.core.event import Event
+from raycomp.core.logger import Logger
+from raycomp.core.state import State
+
+
+def apply_channels_last(model: nn.Module) -> nn.Module:
+    """Convert ``model``'s 4-D parameters and buffers to ``torch.channels_last`` in place; returns ``model``."""
+    return model.to(memory_format=torch.channels_last)
+
+
+class ChannelsLast(Algorithm):
+    """Converts the model to the channels-last memory format on INIT."""
+
+    def __init__(self) -> None:
+        pass
+
+    def match(self, event: Event, state: State) -> bool:
+        return event is Event.INIT
+
+    def apply(self, event: Event, state: State, logger: Logger) -> None:
+        apply_channels_last(state.model)

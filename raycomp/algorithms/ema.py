@@ -1,0 +1,208 @@
+"""EMA: keep an exponential moving average of the weights and evaluate with it, as in Composer.
+
+The weights SGD visits late in training bounce around a minimum; their average sits closer to its centre,
+so evaluating with it gives smoother, often better, metrics (Polyak averaging; TensorFlow's
+``ExponentialMovingAverage``). After every ``update_interval`` the average moves towards the model:
+``ema = smoothing * ema + (1 - smoothing) * model``, over parameters and buffers (BatchNorm statistics).
+``smoothing = 2 ** -(update_interval / half_life)``: a term's weight halves every ``half_life``.
+
+Events, once the average has started (at the first update at or after ``ema_start``; it starts as a copy
+of the model):
+- BATCH_END (or EPOCH_END for an ``update_interval`` in epochs): update the average.
+- EVAL_START / EVAL_END: swap the averaged weights into the model for each evaluation, and back.
+- FIT_END: swap them in for good, so the model that ``fit()`` leaves (and its final checkpoint) holds the
+  averages; the training weights are kept in this algorithm's state.
+- FIT_START: give back the training weights if a previous fit (or the checkpoint resumed) ended with the
+  averages swapped in, and rebuild the average from a loaded checkpoint.
+
+Swaps copy values into the model's own tensors (Composer reassigns ``.data``), so optimizers and DDP keep
+the same Parameters and storage. Checkpoints written during training hold the training weights as the
+model and the averages in this algorithm's state, so a resumed fit reproduces an uninterrupted one.
+Memory: one extra copy of the weights, and a second one while they are swapped.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+from typing import Any
+
+import torch
+from torch import nn
+
+from raycomp.core.algorithm import Algorithm
+from raycomp.core.event import Event
+from raycomp.core.logger import Logger
+from raycomp.core.state import State
+from raycomp.core.time import Time, TimeUnit
+
+
+def compute_ema(model: nn.Module, ema_model: nn.Module, smoothing: float = 0.99) -> None:
+    """Move ``ema_model``'s weights towards ``model``'s in place: ``ema = smoothing * ema + (1 - smoothing) * model``.
+
+    Parameters and floating-point buffers are averaged; other buffers (BatchNorm's batch counter) are
+    copied. The two models must have the same structure.
+    """
+    if isinstance(smoothing, bool) or not isinstance(smoothing, int | float) or not 0 <= smoothing <= 1:
+        raise ValueError(f"smoothing must be a number in [0, 1], got {smoothing!r}")
+    sources = list(itertools.chain(model.parameters(), model.buffers()))
+    targets = list(itertools.chain(ema_model.parameters(), ema_model.buffers()))
+    if len(sources) != len(targets):
+        raise ValueError(f"model and ema_model differ: {len(sources)} parameters and buffers against {len(targets)}")
+    with torch.no_grad():
+        for ema_tensor, tensor in zip(targets, sources, strict=True):
+            if ema_tensor.is_floating_point():
+                ema_tensor.mul_(smoothing).add_(tensor.detach(), alpha=1.0 - smoothing)
+            else:
+                ema_tensor.copy_(tensor)
+
+
+class EMA(Algorithm):
+    """Evaluates with an exponential moving average of the weights; see the module docstring for events.
+
+    Give either ``half_life`` (a time in batches or epochs, ``'1000ba'``) or ``smoothing`` (in (0, 1)), not
+    both: with ``smoothing``, pass ``half_life=None``. ``update_interval`` defaults to one unit of
+    ``half_life`` (``'1ba'`` with ``smoothing``) and must share its unit. ``ema_start`` is a time in
+    ``dur``, ``ba`` or ``ep``. After fitting, ``ema_model`` holds the averaged weights.
+    """
+
+    def __init__(
+        self,
+        half_life: str | None = "1000ba",
+        smoothing: float | None = None,
+        ema_start: str = "0.0dur",
+        update_interval: str | None = None,
+    ) -> None:
+        if half_life is None and smoothing is None:
+            raise ValueError("EMA needs half_life or smoothing: give one of them")
+        if half_life is not None and smoothing is not None:
+            raise ValueError(
+                "EMA takes half_life or smoothing, not both: to use smoothing, set half_life to None (YAML: null)"
+            )
+        self.half_life = None if half_life is None else _time(half_life, "half_life", (TimeUnit.BATCH, TimeUnit.EPOCH))
+        if self.half_life is not None and self.half_life.value == 0:
+            raise ValueError(f"EMA half_life must be above zero, got {half_life!r}")
+        if smoothing is not None and (
+            isinstance(smoothing, bool) or not isinstance(smoothing, int | float) or not 0 < smoothing < 1
+        ):
+            raise ValueError(f"EMA smoothing must be a number in (0, 1), got {smoothing!r}")
+        self.ema_start = _time(ema_start, "ema_start", (TimeUnit.DURATION, TimeUnit.BATCH, TimeUnit.EPOCH))
+        if self.ema_start.unit is TimeUnit.DURATION and self.ema_start.value > 1:
+            raise ValueError(f"EMA ema_start in 'dur' must be at most 1, got {ema_start!r}")
+        if update_interval is None:
+            self.update_interval = Time(1, self.half_life.unit if self.half_life is not None else TimeUnit.BATCH)
+        else:
+            self.update_interval = _time(update_interval, "update_interval", (TimeUnit.BATCH, TimeUnit.EPOCH))
+            if self.update_interval.value == 0:
+                raise ValueError(f"EMA update_interval must be above zero, got {update_interval!r}")
+        if self.half_life is not None and self.half_life.unit is not self.update_interval.unit:
+            raise ValueError(
+                f"EMA update_interval ({update_interval}) and half_life ({half_life}) must have the same unit"
+            )
+        self.smoothing: float = (
+            float(smoothing) if smoothing is not None else 2 ** -(self.update_interval / self.half_life)
+        )
+        self.update_event = Event.BATCH_END if self.update_interval.unit is TimeUnit.BATCH else Event.EPOCH_END
+
+        self.ema_model: nn.Module | None = None
+        self.ema_started = False
+        self.ema_weights_active = False  # the model holds the averages (during eval, and after FIT_END)
+        self._training_weights: dict[str, torch.Tensor] | None = None  # the model's own, while swapped out
+        self._swapped_for_eval = False
+        self._loaded: dict[str, Any] | None = None  # a checkpoint's state, applied on FIT_START
+
+    # -- events --------------------------------------------------------------------------------
+    def match(self, event: Event, state: State) -> bool:
+        if event is Event.FIT_START:
+            return True
+        if event is self.update_event:
+            return self._on_interval(state) if self.ema_started else self._should_start(state)
+        if event is Event.EVAL_START:
+            return self.ema_started and not self.ema_weights_active
+        if event is Event.EVAL_END:
+            return self._swapped_for_eval
+        return event is Event.FIT_END and self.ema_started and not self.ema_weights_active
+
+    def apply(self, event: Event, state: State, logger: Logger) -> None:
+        if event is Event.FIT_START:
+            self._restore(state)
+        elif event is self.update_event:
+            if not self.ema_started:
+                self.ema_model = _frozen_copy(state.model)
+                self.ema_started = True
+            if self._on_interval(state):
+                compute_ema(state.model, self.ema_model, self.smoothing)
+        elif event is Event.EVAL_START:
+            self._swap_in(state.model)
+            self._swapped_for_eval = True
+        elif event is Event.EVAL_END:
+            self._swap_out(state.model)
+            self._swapped_for_eval = False
+        elif event is Event.FIT_END:
+            self._swap_in(state.model)
+
+    def _should_start(self, state: State) -> bool:
+        if self.ema_start.unit is TimeUnit.DURATION:
+            return state.get_elapsed_duration() >= self.ema_start
+        return state.timestamp.reached(self.ema_start)
+
+    def _on_interval(self, state: State) -> bool:
+        return state.timestamp.get(self.update_interval.unit).value % self.update_interval.value == 0
+
+    # -- swapping --------------------------------------------------------------------------------
+    def _swap_in(self, model: nn.Module) -> None:
+        self._training_weights = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+        model.load_state_dict(self.ema_model.state_dict())
+        self.ema_weights_active = True
+
+    def _swap_out(self, model: nn.Module) -> None:
+        model.load_state_dict(self._training_weights)
+        self._training_weights = None
+        self.ema_weights_active = False
+
+    def _restore(self, state: State) -> None:
+        """Rebuild from a loaded checkpoint, and put the training weights back if the averages are in."""
+        loaded, self._loaded = self._loaded, None
+        if loaded is not None:
+            self.ema_started = bool(loaded["ema_started"])
+            self.ema_model = None
+            if self.ema_started:
+                self.ema_model = _frozen_copy(state.model)
+                self.ema_model.load_state_dict(loaded["ema_model"])
+            self.ema_weights_active = bool(loaded["ema_weights_active"])
+            self._training_weights = loaded["training_weights"]
+        if self.ema_weights_active:
+            self._swap_out(state.model)
+
+    # -- checkpoints -----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        if self._loaded is not None:  # loaded but not yet applied: pass it on unchanged
+            return dict(self._loaded)
+        return {
+            "ema_started": self.ema_started,
+            "ema_weights_active": self.ema_weights_active,
+            "ema_model": self.ema_model.state_dict() if self.ema_model is not None else None,
+            "training_weights": self._training_weights,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self._loaded = dict(state)
+
+
+def _frozen_copy(model: nn.Module) -> nn.Module:
+    ema_model = copy.deepcopy(model)
+    ema_model.requires_grad_(False)
+    return ema_model
+
+
+def _time(value: Any, name: str, units: tuple[TimeUnit, ...]) -> Time:
+    examples = {TimeUnit.DURATION: "'0.5dur'", TimeUnit.BATCH: "'1000ba'", TimeUnit.EPOCH: "'1ep'"}
+    expected = f"a time string in {', '.join(u.value for u in units)} (e.g. {', '.join(examples[u] for u in units)})"
+    try:
+        time = Time.from_timestring(value)
+    except ValueError:
+        raise ValueError(f"EMA {name} must be {expected}, got {value!r}") from None
+    if time.unit not in units or not math.isfinite(time.value):
+        raise ValueError(f"EMA {name} must be {expected}, got {value!r}")
+    return time

@@ -1,0 +1,83 @@
+"""LabelSmoothing (Szegedy et al. 2016): train on targets that keep some probability off the true class.
+
+A one-hot target pushes the true logit towards infinity; mixing it with the uniform distribution,
+``(1 - smoothing) * one_hot + smoothing / num_classes``, bounds the logits the loss asks for, which
+regularises the network and keeps its confidence calibrated.
+
+The targets are smoothed on BEFORE_LOSS and the originals put back on AFTER_LOSS, so nothing after the
+loss (metrics, callbacks, the next microbatch) sees smoothed targets. The FILO pass makes nested target
+changes unwind in order: with ``[LabelSmoothing, MixUp]`` MixUp mixes the smoothed targets and restores
+them before LabelSmoothing restores the originals.
+
+The loss must accept class probabilities as targets: ``F.cross_entropy`` (every ``ClassifierModel``'s
+default) does. ``ensure_targets_one_hot`` is shared with MixUp and CutMix, which also build soft targets.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from raycomp.core.algorithm import Algorithm
+from raycomp.core.event import Event
+from raycomp.core.logger import Logger
+from raycomp.core.state import State
+
+
+def ensure_targets_one_hot(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Class-index targets as one-hot distributions shaped like ``logits``; float targets as they are.
+
+    ``logits`` is ``(N, C, ...)``; index targets are ``(N, ...)``. One-hot targets are float32 (float64 for
+    float64 logits), never the bf16/fp16 of an autocast forward: probabilities such as 0.1/3 need the bits.
+    """
+    if target.is_floating_point():
+        if target.shape != logits.shape:
+            raise ValueError(
+                f"Probability targets must have the logits' shape {tuple(logits.shape)}, got {tuple(target.shape)}"
+            )
+        return target
+    if target.dim() != logits.dim() - 1:
+        raise ValueError(
+            f"Class-index targets must have one dimension fewer than the logits {tuple(logits.shape)}, "
+            f"got {tuple(target.shape)}"
+        )
+    one_hot = F.one_hot(target.long(), logits.shape[1]).to(torch.promote_types(logits.dtype, torch.float32))
+    return one_hot.movedim(-1, 1) if one_hot.dim() > 2 else one_hot
+
+
+def smooth_labels(logits: torch.Tensor, target: torch.Tensor, smoothing: float = 0.1) -> torch.Tensor:
+    """``(1 - smoothing) * one_hot(target) + smoothing / num_classes``, with classes on ``logits``' dim 1.
+
+    ``target`` may be class indices or already probabilities (then they are smoothed further).
+    """
+    if not 0 <= smoothing < 1:
+        raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
+    return ensure_targets_one_hot(logits, target) * (1.0 - smoothing) + smoothing / logits.shape[1]
+
+
+class LabelSmoothing(Algorithm):
+    """Smooths the targets on BEFORE_LOSS and restores the originals on AFTER_LOSS.
+
+    ``smoothing`` is the probability mass spread uniformly over all classes (0 turns it off).
+    The batch must be an ``(input, target)`` pair and ``state.outputs`` the logits.
+    """
+
+    def __init__(self, smoothing: float = 0.1) -> None:
+        if isinstance(smoothing, bool) or not isinstance(smoothing, int | float) or not 0 <= smoothing < 1:
+            raise ValueError(f"LabelSmoothing smoothing must be a number in [0, 1), got {smoothing!r}")
+        self.smoothing = smoothing
+        self._original_target: torch.Tensor | None = None
+
+    def match(self, event: Event, state: State) -> bool:
+        return event in (Event.BEFORE_LOSS, Event.AFTER_LOSS)
+
+    def apply(self, event: Event, state: State, logger: Logger) -> None:
+        input, target = state.batch_pair
+        if event is Event.BEFORE_LOSS:
+            if not isinstance(state.outputs, torch.Tensor):
+                raise TypeError(f"LabelSmoothing needs the logits in state.outputs, got {type(state.outputs).__name__}")
+            self._original_target = target
+            state.batch = type(state.batch)((input, smooth_labels(state.outputs, target, self.smoothing)))
+        elif self._original_target is not None:
+            state.batch = type(state.batch)((input, self._original_target))
+            self._original_target = None
