@@ -6,8 +6,11 @@ checkpoint every epoch), in this process as ``python -m raycomp.train`` runs it 
 every step's train loss, lr and SelectiveBackprop metrics, every report's metrics, the trace
 summary and table, and each checkpoint uploaded as an artifact. The two alternate their order every
 repeat; the ratio is taken per repeat and the median reported. Timed: the training wall time the
-run reports (``time/train_wall_s``: fit start to the last report, reports and uploads included).
+run reports (``time/train_wall_s``: fit start to the last report, reports and uploads included),
+and, measured inside the tracked run, the time rank 0 spent in tracking (``time/tracking_s``:
+buffering each step's metrics and every MLflow call), which is not blurred by run-to-run noise.
 Creating the run (the SQLite schema, ~1.7 s once per store) happens before training and is shown apart.
+torch runs on one thread, as a ``cpus_per_worker: 1`` trial does.
 
     python bench/bench_tracking.py             # the run quoted in docs/benchmarks.md
     python bench/bench_tracking.py --quick     # a smoke run
@@ -16,6 +19,7 @@ Creating the run (the SQLite schema, ~1.7 s once per store) happens before train
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
@@ -34,11 +38,12 @@ from raycomp.results import WALL
 REPO = Path(__file__).resolve().parents[1]
 
 
-def one_run(overrides: list[str], tracked: bool) -> tuple[float, float, float]:
-    """(training wall s, run set-up s, MLflow points sent) of one fresh run."""
+def one_run(overrides: list[str], tracked: bool) -> tuple[float, float, float, float]:
+    """(training wall s, run set-up s, MLflow points sent, seconds rank 0 spent tracking) of one fresh run."""
+    gc.collect()  # the previous run's garbage is not this run's cost
     with tempfile.TemporaryDirectory(prefix="bench-tracking-") as folder:
         config = load_experiment(REPO / "experiments" / "sb.yaml", [*overrides, f"storage_path={folder}"])
-        tracking, setup_s, points = None, 0.0, 0.0
+        tracking, setup_s, points, tracking_s = None, 0.0, 0.0, 0.0
         if tracked:
             from raycomp.tracking import start_run
 
@@ -47,9 +52,10 @@ def one_run(overrides: list[str], tracked: bool) -> tuple[float, float, float]:
             setup_s = time.perf_counter() - began
         reporter = FolderReporter(Path(folder) / "checkpoints", num_to_keep=2)
         run_experiment(config, reporter, device="cpu", tracking=tracking)
+        last = reporter.history[-1]
         if tracked:
-            points = float(_points(config, tracking["run_id"]))
-        return float(reporter.history[-1][WALL]), setup_s, points
+            points, tracking_s = float(_points(config, tracking["run_id"])), float(last["time/tracking_s"])
+        return float(last[WALL]), setup_s, points, tracking_s
 
 
 def _points(config, run_id: str) -> int:
@@ -79,15 +85,18 @@ def main() -> None:
     if args.quick:
         overrides += ["data.num_train=512", "data.num_test=256"]
     repeats = 2 if args.quick else args.repeats
+    torch.set_num_threads(1)  # as a trial with scaling.cpus_per_worker: 1 trains; two threads on 2 cores jitter
     one_run(overrides, tracked=False)  # warm-up: imports, data generation, allocator
     rows = []
     for repeat in range(repeats):
         order = (False, True) if repeat % 2 == 0 else (True, False)
         times = {tracked: one_run(overrides, tracked) for tracked in order}
-        off, (on, setup, points) = times[False][0], times[True]
-        rows.append({"off_s": off, "on_s": on, "ratio": on / off, "setup_s": setup, "points": points})
+        off, (on, setup, points, spent) = times[False][0], times[True]
+        row = {"off_s": off, "on_s": on, "ratio": on / off, "setup_s": setup, "points": points}
+        rows.append({**row, "tracking_s": spent, "tracking_share": spent / on})
         print(
-            f"repeat {repeat}: off {off:.2f} s, tracked {on:.2f} s, ratio {on / off:.3f} "
+            f"repeat {repeat}: off {off:.2f} s, tracked {on:.2f} s, ratio {on / off:.3f}; "
+            f"in MLflow calls {spent:.3f} s = {spent / on:.2%} of the tracked run "
             f"(+ run set-up {setup:.2f} s, {points:.0f} metric points)",
             flush=True,
         )
@@ -99,12 +108,14 @@ def main() -> None:
         "median_on_s": statistics.median(r["on_s"] for r in rows),
         "median_ratio": statistics.median(r["ratio"] for r in rows),
         "median_setup_s": statistics.median(r["setup_s"] for r in rows),
+        "median_tracking_share": statistics.median(r["tracking_share"] for r in rows),
         "rows": rows,
     }
     print(f"machine: {result['machine']}")
     print(
         f"tracking overhead: median ratio {result['median_ratio']:.3f} (target <= 1.02) over {repeats} repeats; "
         f"off {result['median_off_s']:.2f} s, tracked {result['median_on_s']:.2f} s; "
+        f"time in MLflow calls {result['median_tracking_share']:.2%} of training; "
         f"run set-up before training {result['median_setup_s']:.2f} s"
     )
     if args.json:

@@ -35,16 +35,19 @@ class MlflowLogger:
         self.failures = 0  # sends that failed (each is retried with the next flush)
         self.dropped = 0  # points lost because the buffer overflowed while the store was down
         self._failing: set[str] = set()
+        self.seconds = 0.0  # time this process spent tracking: buffering and every send
 
     # -- LoggerDestination ---------------------------------------------------------------------------
 
     def log_metrics(self, metrics: Mapping[str, Any], step: int) -> None:
+        began = time.perf_counter()
         now = int(time.time() * 1000)
         for key, value in metrics.items():
             if isinstance(value, bool):
                 value = float(value)
             if isinstance(value, int | float) and math.isfinite(value):
                 self._points.append(Metric(key, float(value), now, int(step)))
+        self.seconds += time.perf_counter() - began
 
     # -- sends ---------------------------------------------------------------------------------------
 
@@ -92,6 +95,7 @@ class MlflowLogger:
         return self._guard("artifact deletion", delete)
 
     def _guard(self, what: str, send: Callable[[], Any]) -> bool:
+        began = time.perf_counter()
         try:
             send()
         except Exception as error:  # the store's failure must not end the training
@@ -105,7 +109,9 @@ class MlflowLogger:
                     flush=True,
                 )
             return False
+        finally:
+            self.seconds += time.perf_counter() - began
         if what in self._failing:
             self._failing.discard(what)
-            print(f"raycomp: MLflow {what} for run {self.ref.run_id} work again", file=sys.stderr, flush=True)
+            print(f"raycomp: MLflow {what} for run {self.ref.run_id} works again", file=sys.stderr, flush=True)
         return True

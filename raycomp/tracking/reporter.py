@@ -26,7 +26,8 @@ TRACE_COLUMNS = ["algorithm", "event", "count", "total_s", "mean_s", "exit_codes
 
 
 class TrackedReporter:
-    """Logs each report to the run, then passes it on to ``inner`` with ``tracking/failures`` added."""
+    """Logs each report to the run, then passes it on to ``inner`` with ``tracking/failures`` and
+    ``time/tracking_s`` added."""
 
     def __init__(
         self, inner: Any, logger: MlflowLogger, *, metric: str | None, mode: str = "max", num_to_keep: int | None = 2
@@ -52,6 +53,7 @@ class TrackedReporter:
             self.logger.log_table(TRACE_COLUMNS, trace_rows(self.traces), TRACE_TABLE)
         self.logger.flush()
         metrics["tracking/failures"] = self.logger.failures
+        metrics["time/tracking_s"] = self.logger.seconds  # rank 0's time in MLflow calls and buffering so far
         self.inner.report(metrics, checkpoint_dir)
 
     def _log_checkpoint(self, path: Path, step: int, value: Any) -> None:

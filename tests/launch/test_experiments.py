@@ -60,3 +60,18 @@ def test_sb_cifar10_yaml_runs_shrunk_on_local_cifar_files(tmp_path, local_ray):
     trials = finished_trials(tmp_path, "sb-cifar10-resnet56")
     assert len(trials) == 1 + 2 * 3  # baseline + start grid x keep grid
     assert all(t["status"] == "TERMINATED" for t in trials)
+
+
+def test_recipe_yaml_composes_four_algorithms_against_a_bare_baseline(tmp_path, local_ray):
+    config = load_experiment(EXPERIMENTS / "recipe.yaml")
+    assert set(config.algorithms) == {"selective_backprop", "label_smoothing", "progressive_resizing", "blurpool"}
+    assert set(config.sweep.swept_algorithms()) == set(config.algorithms)  # so the baseline drops all four
+    args = shrunk(tmp_path, "data.num_train=256", "data.num_test=64")
+    assert main([str(EXPERIMENTS / "recipe.yaml"), *args]) == 0
+    trials = finished_trials(tmp_path, "recipe")
+    assert [t["variant"] for t in trials] == ["baseline", *["method"] * 4]
+    assert all(t["status"] == "TERMINATED" for t in trials)
+    keeps = sorted(
+        (t["algorithms.selective_backprop.keep"], t["algorithms.label_smoothing.smoothing"]) for t in trials[1:]
+    )
+    assert keeps == [(0.5, 0.05), (0.5, 0.1), (0.75, 0.05), (0.75, 0.1)]

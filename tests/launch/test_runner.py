@@ -36,3 +36,43 @@ def test_two_workers_follow_one_worker_at_the_same_global_batch(tmp_path, local_
         assert two["train/loss"] == pytest.approx(one["train/loss"], rel=1e-4)
         assert two["eval/loss"] == pytest.approx(one["eval/loss"], rel=1e-4)
         assert two["eval/accuracy"] == pytest.approx(one["eval/accuracy"], abs=1 / 128)
+
+
+def test_two_workers_train_with_blurpool_and_layer_freezing_under_ddp(tmp_path, local_ray):
+    """Model surgery before DDP, and frozen layers that DDP must know to skip (find_unused_parameters)."""
+    import torch
+
+    from raycomp.checkpoint import load_checkpoint
+    from raycomp.launch.runner import torch_trainer
+
+    config = ExperimentConfig.from_dict(
+        {
+            "name": "surgery",
+            "data": {"num_train": 256, "num_test": 128, "batch_size": 32},
+            "max_duration": "3ep",
+            "checkpoint": {"interval": "1ep", "num_to_keep": None},
+            "algorithms": {
+                "blurpool": {"min_channels": 1},
+                "layer_freezing": {"freeze_start": 0.3, "freeze_level": 0.5},
+            },
+            "scaling": {"num_workers": 2},
+            "storage_path": str(tmp_path),
+        }
+    )
+    result = torch_trainer(config, "surgery", str(tmp_path)).fit()
+    history = sorted(result.best_checkpoints, key=lambda pair: pair[1]["step"])
+    assert [metrics["epoch"] for _, metrics in history] == [1, 2, 3] and history[-1][1]["workers"] == 2
+    assert history[-1][1]["finished"] and history[-1][1]["train/loss"] > 0
+    states = []
+    for checkpoint, _ in history:
+        with checkpoint.as_directory() as folder:
+            states.append(load_checkpoint(f"{folder}/checkpoint.pt")["state"])
+    model = states[-1]["model"]
+    assert any("blur" in key for key in model)  # BlurPool's surgery is in the trained model
+    by_name = [{entry["class_path"].rsplit(".", 1)[-1]: entry for entry in state["algorithms"]} for state in states]
+    assert by_name[-1]["BlurPool"]["required_on_load"]
+    frozen = [algorithms["LayerFreezing"]["state"]["num_frozen_layers"] for algorithms in by_name]
+    assert frozen[0] <= frozen[1] <= frozen[2] and frozen[2] > 0
+    # The first layer, frozen after epoch 1 or 2, did not change in the last epoch on any rank's copy.
+    first = next(key for key in model if key.endswith("weight"))
+    assert torch.equal(states[-2]["model"][first], model[first])
