@@ -124,20 +124,6 @@ def restore_required_algorithms(
     return added
 
 
-def restore_algorithm_states(payload: Mapping[str, Any], state: State) -> None:
-    """Give each algorithm of the run its saved state (matched by class path) before anything else loads.
-
-    The Trainer calls this before BEFORE_LOAD, so that an algorithm whose state records a change to the
-    model or optimizers can redo it before their saved state is loaded into them: LayerFreezing drops
-    frozen parameters from the optimizers, whose saved param groups then fit only once they are frozen
-    again. ``State.load_state_dict`` loads the same states again afterwards, which changes nothing.
-    """
-    saved = {entry["class_path"]: entry["state"] for entry in payload["state"]["algorithms"]}
-    for algorithm in state.algorithms:
-        if class_path(type(algorithm)) in saved:
-            algorithm.load_state_dict(saved[class_path(type(algorithm))])
-
-
 class CheckpointSaver(Callback):
     """Saves at ``save_interval`` (epochs or batches) and at the end of fit, on rank 0 only."""
 

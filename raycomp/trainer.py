@@ -19,12 +19,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from raycomp.checkpoint import (
-    CheckpointSaver,
-    load_checkpoint,
-    restore_algorithm_states,
-    restore_required_algorithms,
-)
+from raycomp.checkpoint import CheckpointSaver, load_checkpoint, restore_required_algorithms
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.callback import Callback
 from raycomp.core.engine import Engine
@@ -119,7 +114,7 @@ class Trainer:
         if not self.state.optimizers:
             self.state.optimizers = [torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)]
         if checkpoint is not None:  # first, so that on BEFORE_LOAD LayerFreezing can re-freeze from its state
-            restore_algorithm_states(checkpoint, self.state)
+            self.state.load_algorithm_states(checkpoint["state"]["algorithms"])
         self.engine.run_event(Event.BEFORE_LOAD)  # as in Composer: model and optimizers built, their state not loaded
         if checkpoint is not None:
             self.state.load_state_dict(checkpoint["state"])

@@ -176,6 +176,15 @@ class State:
     def load_model_state(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
         self.model.load_state_dict(state_dict, strict=strict)
 
+    def load_algorithm_states(self, entries: list[Mapping[str, Any]]) -> None:
+        """Each algorithm's saved state, matched by class path. Loading one twice must change nothing:
+        the Trainer loads them before BEFORE_LOAD too (so LayerFreezing re-freezes before the optimizers load).
+        """
+        saved = {entry["class_path"]: entry["state"] for entry in entries}
+        for algorithm in self.algorithms:
+            if class_path(type(algorithm)) in saved:
+                algorithm.load_state_dict(saved[class_path(type(algorithm))])
+
     def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:
         """Restore what ``state_dict`` saved; algorithms and callbacks are matched by class."""
         self.load_model_state(state["model"], strict=strict)
@@ -184,10 +193,7 @@ class State:
         if self.scaler is not None and state["scaler"] is not None:
             self.scaler.load_state_dict(state["scaler"])
         self.timestamp = Timestamp.from_state_dict(state["timestamp"])
-        saved = {entry["class_path"]: entry["state"] for entry in state["algorithms"]}
-        for algorithm in self.algorithms:
-            if class_path(type(algorithm)) in saved:
-                algorithm.load_state_dict(saved[class_path(type(algorithm))])
+        self.load_algorithm_states(state["algorithms"])
         for callback in self.callbacks:
             if type(callback).__name__ in state["callbacks"]:
                 callback.load_state_dict(state["callbacks"][type(callback).__name__])
