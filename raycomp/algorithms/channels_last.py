@@ -5,7 +5,8 @@ transpose on the way in and out. Converting the weights once is enough: a convol
 channels-last returns a channels-last output, so the layout propagates through the network from the
 first layer on (inputs may stay NCHW). Only 4-D tensors change; the values do not, so the model computes
 the same function, and the Parameters keep their identity, so optimizers built before the change stay
-valid. On CPUs the effect on speed is small either way.
+valid. On the CPU it can matter too: with torch 2.13's CPU kernels the built-in benchmark's SmallCNN
+trained at 0.61x the time per epoch, from faster max-pooling and BatchNorm (docs/methods/channels_last.md).
 
 Runs on INIT, before the Trainer moves the model to its device (``.to(device)`` keeps the layout).
 """
