@@ -44,6 +44,10 @@ class TrialSummary:
     time_to_baseline_s: float | None
     speedup: float | None
     error: str | None = None
+    # What the speed-up report draws (results.json only, not the CSV): (step, wall s, metric) at each
+    # report with a value, and the hardware the trial measured its times on.
+    curve: tuple[tuple[float | None, float | None, float], ...] = ()
+    machine: str | None = None
 
     def row(self, metric: str) -> dict[str, Any]:
         return {
@@ -92,9 +96,25 @@ def summarize(trials: Sequence[TrialRecord], metric: str = "eval/accuracy", mode
                 reached,
                 speedup,
                 trial.error,
+                curve(trial.history, metric),
+                next((r["machine"] for r in reversed(trial.history) if isinstance(r.get("machine"), str)), None),
             )
         )
     return summaries
+
+
+def curve(history: Sequence[dict[str, Any]], metric: str) -> tuple[tuple[float | None, float | None, float], ...]:
+    """``(step, wall s, metric)`` at each report that has the metric: the trial's time-to-accuracy curve."""
+    points = []
+    for report in history:
+        value = report.get(metric)
+        if isinstance(value, int | float) and not math.isnan(value):
+            points.append((_number(report.get("step")), _number(report.get(WALL)), float(value)))
+    return tuple(points)
+
+
+def _number(value: Any) -> float | None:
+    return None if not isinstance(value, int | float) or math.isnan(value) else value
 
 
 def best(summaries: Sequence[TrialSummary], mode: str = "max") -> TrialSummary | None:
@@ -137,12 +157,24 @@ def write_results(folder: str | Path, summaries: Sequence[TrialSummary], metric:
     writer = csv.DictWriter(buffer, fieldnames=columns)
     writer.writeheader()
     writer.writerows(rows)
-    winner = best(summaries, mode)
-    document = {"metric": metric, "mode": mode, "best": winner.row(metric) if winner else None, "trials": rows}
     paths = [folder / "results.csv", folder / "results.json"]
     _atomic_write(paths[0], buffer.getvalue())
-    _atomic_write(paths[1], json.dumps(document, indent=2, default=str))
+    _atomic_write(paths[1], json.dumps(results_document(summaries, metric, mode), indent=2, default=str))
     return paths
+
+
+def results_document(summaries: Sequence[TrialSummary], metric: str, mode: str) -> dict[str, Any]:
+    """What ``results.json`` holds: the metric, the best trial, and each trial's row, hardware and curve."""
+    winner = best(summaries, mode)
+    trials = [
+        {
+            **s.row(metric),
+            "machine": s.machine,
+            "curve": [{"step": step, "wall_s": wall, metric: value} for step, wall, value in s.curve],
+        }
+        for s in summaries
+    ]
+    return {"metric": metric, "mode": mode, "best": winner.row(metric) if winner else None, "trials": trials}
 
 
 def _atomic_write(path: Path, text: str) -> None:

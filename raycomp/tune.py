@@ -2,7 +2,8 @@
 
 Each trial trains one sample of the ``sweep.space`` (plus one baseline trial without the swept
 algorithms); Tune's table shows progress. At the end the trials' accuracy, wall time, time to the
-baseline's accuracy and speed-up are printed and written to ``storage_path/name/results.{csv,json}``.
+baseline's accuracy and speed-up are printed and written to ``storage_path/name/results.{csv,json}``, and
+the speed-up report (figures and ``report.html``) to ``storage_path/name/report/`` (``--no-report``: not).
 ``--resume`` continues an interrupted sweep without rerunning finished trials. The sweep is an
 MLflow parent run with a child run per trial (``tracking`` section; docs/tracking.md). A bad config
 exits with code 2, an MLflow store that does not answer with 3, both before Ray starts.
@@ -28,6 +29,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--resume", action="store_true", help="continue the sweep stored at storage_path/name")
     parser.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a private local Ray)")
+    parser.add_argument(
+        "--no-report", action="store_true", help="skip the speed-up report (storage_path/name/report/, docs/report.md)"
+    )
     return parser.parse_args(argv)
 
 
@@ -92,6 +96,14 @@ def run_sweep(config: ExperimentConfig, args: argparse.Namespace, tracking: dict
         parent = MlflowLogger(RunRef(**tracking))
         for path in paths:
             parent.log_artifact(path)
+    if not getattr(args, "no_report", False):
+        try:  # the results are written already: a report that fails to render must not cost them
+            from raycomp.report import report_sweep_folder
+
+            print(f"report: {report_sweep_folder(sweep_folder, tracking)[-1]}")
+        except Exception as error:
+            reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+            print(f"report: not written ({reason}); results are in {paths[-1]}")
     return 0 if all(s.status != "ERROR" for s in summaries) else 1
 
 

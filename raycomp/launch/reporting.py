@@ -8,6 +8,9 @@ trial, a plain folder for a local ``python -m raycomp.train`` run. Nothing here 
 
 from __future__ import annotations
 
+import functools
+import os
+import platform
 import shutil
 import tempfile
 import time
@@ -110,6 +113,7 @@ class ReportCallback(Callback):
             "throughput/samples_per_s": (state.timestamp.sample - self._window_samples) / seconds if seconds else 0.0,
             "trainer/lr": state.optimizers[0].param_groups[0]["lr"] if state.optimizers else None,
             "finished": final,
+            "machine": machine(state.device),  # where these times were measured, for the speed-up report
         }
         loss_sum, loss_count = self._loss_sum, self._loss_count
         if state.world_size > 1:  # every rank is here (evaluation is collective): the mean over all ranks
@@ -145,6 +149,23 @@ class ReportCallback(Callback):
 
     def _elapsed(self) -> float:
         return time.perf_counter() - self._fit_start if self._fit_start else 0.0
+
+
+def machine(device: torch.device) -> str:
+    """The hardware a trial measures its times on: CPU model, cores, torch threads, and the GPU if any."""
+    text = f"{_cpu_model()}, {os.cpu_count()} cores, torch threads: {torch.get_num_threads()}"
+    if device.type == "cuda":
+        text += f"; GPU {torch.cuda.get_device_name(device)}"
+    return text
+
+
+@functools.cache
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as info:
+            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or "unknown CPU"
 
 
 class FolderReporter:

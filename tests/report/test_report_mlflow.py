@@ -1,0 +1,118 @@
+"""The report read from MLflow: a parent run with its trial runs in a SQLite store, made with MlflowClient
+directly. With the parent's results.json, and without it (rebuilt from the trial runs by the same
+``raycomp.results.summarize``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from mlflow import MlflowClient
+from mlflow.entities import Metric, Param
+from reportkit import SB, hand_made_records, method_card
+
+from raycomp.report.__main__ import main, resolve
+from raycomp.report.data import TraceRow
+from raycomp.results import WALL, summarize, write_results
+
+STATUS = {"TERMINATED": "FINISHED", "STOPPED": "KILLED", "ERROR": "FAILED"}
+
+
+def make_store(folder: Path, with_results: bool) -> tuple[str, str]:
+    """A sweep as raycomp tracks one: a parent run, a child per hand-made trial; returns (uri, parent id)."""
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("made", artifact_location=(folder / "artifacts").as_uri())
+    parent = client.create_run(experiment, tags={"raycomp.kind": "sweep"}, run_name="made").info.run_id
+    space = {f"{SB}.keep": {"choice": [0.25, 0.5, 0.75, 0.9]}, "seed": {"grid": [0, 1, 2]}}
+    config = {"name": "made", "sweep": {"space": space, "metric": "eval/accuracy", "mode": "max"}}
+    client.log_text(parent, yaml.safe_dump(config), "config.yaml")
+    records = hand_made_records()
+    for record in records:
+        tags = {"mlflow.parentRunId": parent, "raycomp.trial_id": record.trial_id, "raycomp.variant": record.variant}
+        child = client.create_run(experiment, tags=tags, run_name=f"{record.trial_id}-{record.variant}").info.run_id
+        params = record.overrides  # a trial logs its whole config; the swept keys are what matters here
+        now = int(time.time() * 1000)
+        metrics = []
+        for report in record.history:
+            metrics += [Metric(key, report[key], now, report["step"]) for key in ("eval/accuracy", WALL)]
+        if record.variant == "method" and record.history:
+            last = record.history[-1]["step"]
+            prefix = "trace/SelectiveBackprop/after_dataloader"
+            metrics += [Metric(f"{prefix}/total_s", 0.25, now, last), Metric(f"{prefix}/count", 4, now, last)]
+        client.log_batch(child, metrics=metrics, params=[Param(k, str(v)) for k, v in params.items()])
+        client.set_terminated(child, STATUS[record.status])
+    if with_results:
+        paths = write_results(folder / "written", summarize(records), "eval/accuracy", "max")
+        client.log_artifact(parent, str(paths[1]))
+    return uri, parent
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> tuple[str, str]:
+    return make_store(tmp_path_factory.mktemp("with-results"), with_results=True)
+
+
+@pytest.fixture(scope="module")
+def store_without_results(tmp_path_factory) -> tuple[str, str]:
+    return make_store(tmp_path_factory.mktemp("without-results"), with_results=False)
+
+
+def test_report_from_a_parent_run_uses_its_results_json_and_its_trials_traces(store, tmp_path, capsys):
+    uri, parent = store
+    out = tmp_path / "out"
+    assert main([parent, "--tracking-uri", uri, "--out", str(out)]) == 0
+    assert f"logged to MLflow run {parent} under report/" in capsys.readouterr().out
+    html = (out / "report.html").read_text()
+    written = Path(uri.removeprefix("sqlite:///")).parent / "written" / "results.json"
+    trials = json.loads(written.read_text())["trials"]
+    card = method_card(html)
+    assert list(card) == [t["trial_id"] for t in trials]
+    for trial in trials:
+        assert card[trial["trial_id"]]["speedup"]["value"] == trial["speedup"]
+        assert card[trial["trial_id"]]["wall_s"]["value"] == trial["wall_s"]
+    assert (out / "traces.png").is_file()
+    table = html.split('<table id="traces">', 1)[1].split("</table>", 1)[0]
+    assert "after_dataloader" in table and "<td class='num'>4</td>" in table  # t1..t4 logged it (t5 had no result)
+    client = MlflowClient(uri)
+    logged = {a.path for a in client.list_artifacts(parent, "report")}
+    assert logged == {"report/report.html", "report/time_to_accuracy.png", "report/pareto.png", "report/traces.png"}
+
+
+def test_a_sweep_is_found_by_experiment_name_or_by_a_trial_run(store):
+    uri, parent = store
+    assert resolve("made", uri).parent.run_id == parent
+    child = MlflowClient(uri).search_runs(["1"], f"tags.`mlflow.parentRunId` = '{parent}'")[0].info.run_id
+    assert resolve(child, uri).parent.run_id == parent
+
+
+def test_without_results_json_the_sweep_is_rebuilt_and_summarized_the_same_way(store_without_results):
+    uri, parent = store_without_results
+    sweep = resolve(parent, uri)
+    assert "rebuilt from its trial runs" in sweep.source
+    expected = {s.trial_id: s for s in summarize(hand_made_records())}
+    assert [t.trial_id for t in sweep.trials] == list(expected)
+    for trial in sweep.trials:
+        summary = expected[trial.trial_id]
+        assert trial.status == summary.status and trial.overrides == summary.overrides
+        assert trial.final_metric == summary.final_metric and trial.wall_s == summary.wall_s
+        assert trial.speedup == summary.speedup and trial.time_to_baseline_s == summary.time_to_baseline_s
+        logged = not trial.is_baseline and summary.curve
+        assert trial.traces == ((TraceRow("SelectiveBackprop", "after_dataloader", 4, 0.25),) if logged else ())
+    assert sweep.best_id == "t1"
+
+
+def test_an_mlflow_store_that_does_not_answer_exits_3(capsys):
+    from helpers import free_port
+
+    assert main(["made", "--tracking-uri", f"http://127.0.0.1:{free_port()}"]) == 3
+    assert capsys.readouterr().err.startswith("error: MLflow tracking store http://127.0.0.1:")
+
+
+@pytest.fixture(autouse=True)
+def _quick_http(monkeypatch):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
