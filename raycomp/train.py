@@ -12,9 +12,11 @@ starts in either case.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +67,31 @@ def start_tracking(config: ExperimentConfig, experiment_file: str, kind: str, re
             f"error: {error} (start the server, set tracking.tracking_uri, or tracking.enabled: false)", file=sys.stderr
         )
         raise SystemExit(3) from None
+
+
+class RunOutcome:
+    """How a tracked CLI run ends; the block may set ``status`` (the sweep sets KILLED when interrupted)."""
+
+    status = "FINISHED"
+
+
+@contextlib.contextmanager
+def ending(tracking: Any) -> Iterator[RunOutcome]:
+    """Ends the MLflow run ``tracking`` (if any) when the block exits: FAILED on an error, KILLED on Ctrl-C."""
+    outcome = RunOutcome()
+    try:
+        yield outcome
+    except KeyboardInterrupt:
+        outcome.status = "KILLED"
+        raise
+    except BaseException:
+        outcome.status = "FAILED"
+        raise
+    finally:
+        if tracking is not None:
+            from raycomp.tracking import end_run
+
+            end_run(tracking, outcome.status)
 
 
 def fetch_resume_checkpoint(config: ExperimentConfig, reference: str, recreate: bool) -> tuple[dict[str, str], Path]:
@@ -150,20 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         from raycomp.tracking import MlflowLogger
 
         MlflowLogger(tracking).set_tags({"raycomp.resumed_from": args.resume_from})
-    status = "FAILED"
-    try:
+    with ending(tracking):
         metrics = run(
             config, args.address, tracking=tracking, resume_from=resume_from, recreate_required=args.recreate_required
         )
-        status = "FINISHED"
-    except KeyboardInterrupt:
-        status = "KILLED"
-        raise
-    finally:
-        if tracking is not None:
-            from raycomp.tracking import end_run
-
-            end_run(tracking, status)
     shown = {k: v for k, v in metrics.items() if isinstance(v, int | float | str) and not k.startswith("time/first")}
     print(json.dumps(shown, indent=2, sort_keys=True))
     print(f"checkpoints: {os.path.join(config.resolved_storage_path(), config.name)}")

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from raycomp.config import ExperimentConfig
-from raycomp.train import load_or_exit, start_tracking
+from raycomp.train import ending, load_or_exit, start_tracking
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -47,20 +47,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: no sweep to resume at {path} (run without --resume to start one)", file=sys.stderr)
             return 2
     tracking = start_tracking(config, args.experiment, "sweep", reopen=args.resume)
-    status = "FAILED"
-    try:
+    with ending(tracking) as outcome:
         code = run_sweep(config, args, tracking.to_dict() if tracking is not None else None)
-        status = "KILLED" if code == 130 else "FINISHED"
-        return code
-    except KeyboardInterrupt:
-        status = "KILLED"
-        raise
-    finally:
-        if tracking is not None:
-            from raycomp.tracking import end_run
-
-            end_run(tracking, status)
-            print(f"MLflow: parent run {tracking.run_id} at {tracking.tracking_uri}")
+        if code == 130:  # interrupted: --resume reopens the run
+            outcome.status = "KILLED"
+    if tracking is not None:
+        print(f"MLflow: parent run {tracking.run_id} at {tracking.tracking_uri}")
+    return code
 
 
 def run_sweep(config: ExperimentConfig, args: argparse.Namespace, tracking: dict[str, str] | None) -> int:
