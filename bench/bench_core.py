@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import time
 from collections.abc import Callable
@@ -36,17 +35,12 @@ from raycomp import Trainer
 from raycomp.algorithms import SelectiveBackprop
 from raycomp.core.precision import Precision, autocast, make_grad_scaler
 from raycomp.data import SyntheticCIFAR, build_dataloader
+from raycomp.launch.reporting import cpu_model
 from raycomp.models import build_model
 
 
 def machine(device: torch.device) -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as info:
-            cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    text = f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads"
+    text = f"{cpu_model()}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads"
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
         text += f"; GPU {props.name} ({props.total_memory / 2**30:.0f} GiB, CUDA {torch.version.cuda})"

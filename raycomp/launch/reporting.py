@@ -153,14 +153,14 @@ class ReportCallback(Callback):
 
 def machine(device: torch.device) -> str:
     """The hardware a trial measures its times on: CPU model, cores, torch threads, and the GPU if any."""
-    text = f"{_cpu_model()}, {os.cpu_count()} cores, torch threads: {torch.get_num_threads()}"
+    text = f"{cpu_model()}, {os.cpu_count()} cores, torch threads: {torch.get_num_threads()}"
     if device.type == "cuda":
         text += f"; GPU {torch.cuda.get_device_name(device)}"
     return text
 
 
 @functools.cache
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as info:
             return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))

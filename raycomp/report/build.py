@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,9 @@ def write_report(sweep: Sweep, folder: str | Path) -> list[Path]:
     if images["traces"] is None and stale.exists():  # an earlier report's, not this sweep's
         stale.unlink()
     html = folder / HTML
-    html.write_text(page.render(sweep, images), encoding="utf-8")
+    staging = folder / f".{HTML}.tmp"
+    staging.write_text(page.render(sweep, images), encoding="utf-8")
+    os.replace(staging, html)  # whole or not at all
     return [path for path in images.values() if path is not None] + [html]
 
 

@@ -4,6 +4,7 @@ only, when a figure is drawn."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ def time_to_accuracy(sweep: Sweep, path: Path) -> Path:
     axes.grid(alpha=0.3)
     if len(sweep.trials) <= 24 and axes.get_legend_handles_labels()[0]:
         axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="trial (speed-up)")
-    figure.savefig(path, dpi=DPI)
+    _save(figure, path)
     return path
 
 
@@ -134,7 +135,7 @@ def pareto(sweep: Sweep, path: Path) -> Path:
     _focus_on_finished(axes, sweep)
     if axes.get_legend_handles_labels()[0]:
         axes.legend(loc="lower right", fontsize=8)
-    figure.savefig(path, dpi=DPI)
+    _save(figure, path)
     return path
 
 
@@ -181,5 +182,12 @@ def traces(sweep: Sweep, path: Path) -> Path | None:
     axes.set_xlabel("seconds, summed over the trials")
     axes.set_title("the Engine's trace summary: time per algorithm and event")
     axes.set_xlim(0, 1.6 * max(values) if max(values) > 0 else 1)  # room for the labels
-    figure.savefig(path, dpi=DPI)
+    _save(figure, path)
     return path
+
+
+def _save(figure: Any, path: Path) -> None:
+    """Written whole or not at all: a crash mid-write leaves the previous report's file in place."""
+    staging = path.with_name(f".{path.name}.tmp")
+    figure.savefig(staging, dpi=DPI, format="png")
+    os.replace(staging, path)
