@@ -1,0 +1,56 @@
+"""raycomp's errors: one base class that carries its CLI exit code, and the one-line error format.
+
+Every error a user can cause (a bad config, a checkpoint that does not fit, a store that does not
+answer, a sweep or run that is not there) is a ``RaycompError``; the CLIs map it to ``exit_code`` in
+one place (``raycomp.cli.common``). ``__reduce__`` keeps the message across Ray's process boundaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# Exit codes of the CLIs (besides 0, done, and 1, a trial failed).
+EXIT_USAGE = 2  # the input is wrong: config, checkpoint, a sweep or run that is not there
+EXIT_STORE_DOWN = 3  # the MLflow store does not answer
+EXIT_INTERRUPTED = 130  # Ctrl-C; the sweep can be resumed
+
+_MAX_LINE = 300
+
+
+class RaycompError(Exception):
+    """An error the user can fix; ``problems`` holds one line per problem, the message joins them."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, problems: str | Sequence[str]) -> None:
+        self.problems: list[str] = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+
+    def __reduce__(self) -> tuple[type, tuple[list[str]]]:  # keeps `problems` across Ray's process boundaries
+        return type(self), (self.problems,)
+
+
+class ConfigError(RaycompError, ValueError):
+    """An invalid experiment config; each problem reads ``source: key.path: message``."""
+
+
+class CheckpointError(RaycompError, RuntimeError):
+    """A checkpoint that cannot be loaded into this run, with the reason and the fix."""
+
+
+class NotFound(RaycompError, LookupError):
+    """A sweep, run or checkpoint that is not where the user pointed."""
+
+
+class TrackingUnavailable(RaycompError, RuntimeError):
+    """The MLflow store cannot be reached or opened."""
+
+    exit_code = EXIT_STORE_DOWN
+
+
+def one_line(error: BaseException, *, with_type: bool = True) -> str:
+    """An exception as one short line: for warnings printed while work goes on, and for trial errors."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    if len(text) > _MAX_LINE:
+        text = text[: _MAX_LINE - 3] + "..."
+    return f"{type(error).__name__}: {text}" if with_type else text

@@ -1,0 +1,44 @@
+"""Names shared across processes and packages: metric keys, arm variants, trial statuses, file and tag names.
+
+A worker writes these and the driver, tracking and the report read them back, so each is defined
+here once and imported everywhere else (never retyped as a literal).
+"""
+
+from __future__ import annotations
+
+# -- metrics a trial reports (Ray's per-evaluation report, MLflow, results.json) --
+WALL = "time/train_wall_s"  # training wall time since FIT_START, carried across resumes
+CPU = "time/train_cpu_s"  # this process's CPU seconds in training
+TRAIN_LOSS = "train/loss"
+FINISHED = "finished"  # True on the trial's last report: it trained to max_duration
+STEP = "step"
+MACHINE = "machine"  # where the times were measured
+TRACES = "traces"  # the Engine's trace rows, on every report (the final one is what the report shows)
+VARIANT = "variant"
+TRACKING_FAILURES = "tracking/failures"
+DEFAULT_METRIC, DEFAULT_MODE = "eval/accuracy", "max"
+
+# -- arms of a sweep --
+BASELINE, METHOD = "baseline", "method"
+
+# -- a trial's final status, as the results table shows it --
+TERMINATED = "TERMINATED"  # trained to the end
+STOPPED = "STOPPED"  # stopped early by the scheduler (ASHA)
+INTERRUPTED = "INTERRUPTED"  # left unfinished by Ctrl-C: --resume continues it
+ERROR = "ERROR"
+
+# -- files --
+CHECKPOINT_FILE = "checkpoint.pt"
+RESULTS_JSON, RESULTS_CSV = "results.json", "results.csv"
+REPORT_HTML = "report.html"
+
+# -- MLflow tags --
+PARENT_TAG = "mlflow.parentRunId"
+TRIAL_TAG = "raycomp.trial_id"
+RUN_KEY_TAG = "raycomp.run_key"  # kind:storage_path/name, how a resumed sweep or run finds its run again
+KIND_TAG = "raycomp.kind"  # sweep, trial or train
+VARIANT_TAG = "raycomp.variant"
+LATEST_TAG = "raycomp.checkpoint.latest"  # artifact path of the newest checkpoint
+BEST_TAG = "raycomp.checkpoint.best"  # and of the best by the sweep's metric, whose value is in
+BEST_VALUE_TAG = "raycomp.checkpoint.best_value"
+RESUMED_FROM_TAG = "raycomp.resumed_from"

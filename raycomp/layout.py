@@ -1,0 +1,96 @@
+"""Where a run's files go: ``storage_path/name/...`` and the default MLflow store beside it.
+
+The only module that knows the folder layout, that a storage path may be a URI, and where the
+default SQLite store lives; everything else asks a ``RunLayout``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from raycomp import keys
+
+MLFLOW_DB = "mlflow.db"
+MLFLOW_ARTIFACTS = "mlartifacts"
+
+
+def is_uri(path: str) -> bool:
+    """``s3://...``, ``gs://...``: storage no local path can name."""
+    return "://" in path
+
+
+def resolved_storage(storage_path: str) -> str:
+    """``storage_path`` made absolute against the working directory; URIs are kept as they are."""
+    return storage_path if is_uri(storage_path) else os.path.abspath(os.path.expanduser(storage_path))
+
+
+@dataclasses.dataclass(frozen=True)
+class RunLayout:
+    """The folders and files of one sweep or run named ``name`` under ``storage_path``."""
+
+    storage: str  # resolved: absolute path or URI
+    name: str
+
+    @classmethod
+    def of(cls, storage_path: str, name: str) -> RunLayout:
+        return cls(resolved_storage(storage_path), name)
+
+    @property
+    def run_dir(self) -> str:
+        """Ray's folder for the sweep or run (a URI under remote storage)."""
+        return f"{self.storage.rstrip('/')}/{self.name}" if is_uri(self.storage) else os.path.join(self.storage, self.name)
+
+    @property
+    def local_dir(self) -> Path:
+        """Where the driver writes results and the report: the run folder, or ``runs/name`` for URIs."""
+        return Path("runs" if is_uri(self.storage) else self.storage) / self.name
+
+    @property
+    def train_dir(self) -> str:
+        """Ray Train's storage for multi-worker trials (one run per trial id inside)."""
+        return os.path.join(self.run_dir, "train")
+
+    @property
+    def resume_dir(self) -> Path:
+        """Where ``--resume-from`` downloads a checkpoint on the driver."""
+        return self.local_dir / "resume_from"
+
+    @property
+    def report_dir(self) -> Path:
+        return self.local_dir / "report"
+
+    @property
+    def results_json(self) -> Path:
+        return self.local_dir / keys.RESULTS_JSON
+
+    @property
+    def results_csv(self) -> Path:
+        return self.local_dir / keys.RESULTS_CSV
+
+    def run_key(self, kind: str) -> str:
+        """The MLflow tag value that finds this sweep's or run's MLflow run again."""
+        return f"{kind}:{self.storage}/{self.name}"
+
+    @property
+    def default_tracking_uri(self) -> str:
+        """The SQLite store beside the run folder; for remote storage, ``mlflow.db`` in the working directory."""
+        if is_uri(self.storage):
+            return f"sqlite:///{os.path.abspath(MLFLOW_DB)}"
+        return f"sqlite:///{Path(self.storage) / MLFLOW_DB}"
+
+    @property
+    def default_artifact_location(self) -> str:
+        return (Path(self.storage) / MLFLOW_ARTIFACTS).as_uri()
+
+
+def default_tracking_uri_near(sweep_folder: Path | None) -> str | None:
+    """The default SQLite store a sweep written to ``sweep_folder`` (else ``runs/``) used, if it exists."""
+    database = (sweep_folder.parent if sweep_folder is not None else Path("runs")) / MLFLOW_DB
+    return f"sqlite:///{database.absolute()}" if database.is_file() else None
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The file of a ``sqlite:///`` URI, else None."""
+    return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
