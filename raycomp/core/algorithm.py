@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from raycomp.core.event import Event
@@ -21,7 +21,14 @@ class Algorithm(ABC):
 
     The constructor's arguments are recorded (``init_args``) so that a checkpoint can re-create an
     algorithm whose ``required_on_load()`` is True without evaluating any string.
+
+    ``first_on`` and ``last_on`` pin a class to the front or the back of the run order at those events
+    (after the FILO reversal; see ``raycomp.core.passes``). The algorithm declares its own place, so the
+    core never has to import an algorithm to order it.
     """
+
+    first_on: ClassVar[frozenset[Event]] = frozenset()
+    last_on: ClassVar[frozenset[Event]] = frozenset()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Algorithm:
         instance = super().__new__(cls)

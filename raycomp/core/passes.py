@@ -4,6 +4,9 @@ The Engine applies them in list order. ``set_filo_order`` comes first so that th
 which pin an algorithm to the front or the back, have the last word. Composer runs its SB-first pass
 before the FILO reversal, so on ``AFTER_DATALOADER`` (an ``after_`` event) SelectiveBackprop ends up
 running last, after the augmentations it must precede; this order fixes that.
+
+The pins are declared by the algorithms themselves (``Algorithm.first_on`` / ``last_on``), so this
+module imports no algorithm: SelectiveBackprop sets ``first_on = {AFTER_DATALOADER}``.
 """
 
 from __future__ import annotations
@@ -34,16 +37,22 @@ def set_filo_order(algorithms: Sequence[Algorithm], event: Event) -> list[Algori
     return list(reversed(algorithms)) if event.is_after_event else list(algorithms)
 
 
-def sort_selective_backprop_first(algorithms: Sequence[Algorithm], event: Event) -> list[Algorithm]:
-    """SelectiveBackprop ranks examples by a clean loss, so it runs before any augmentation (MixUp, ...)."""
-    from raycomp.algorithms.selective_backprop import SelectiveBackprop
+def sort_first_on(algorithms: Sequence[Algorithm], event: Event) -> list[Algorithm]:
+    """Algorithms whose ``first_on`` holds ``event`` run first.
 
-    return sort_to_front(algorithms, SelectiveBackprop)
+    SelectiveBackprop declares ``AFTER_DATALOADER``: it ranks examples by a clean loss, so it must run
+    before any augmentation (MixUp, ProgressiveResizing, ...) that changes the batch at that event.
+    """
+    return sorted(algorithms, key=lambda algorithm: event not in algorithm.first_on)
 
 
-def sort_fused_layernorm_last(algorithms: Sequence[Algorithm], event: Event) -> list[Algorithm]:
-    """FusedLayerNorm must see every LayerNorm other surgeries add; matched by class name, as raycomp has none."""
-    return sorted(algorithms, key=lambda algorithm: type(algorithm).__name__ == "FusedLayerNorm")
+def sort_last_on(algorithms: Sequence[Algorithm], event: Event) -> list[Algorithm]:
+    """Algorithms whose ``last_on`` holds ``event`` run last.
+
+    No raycomp algorithm declares one yet. It is kept for FusedLayerNorm (issue 15), which must see every
+    LayerNorm that other surgeries add on INIT, as Composer's ``sort_fused_layernorm_last`` does.
+    """
+    return sorted(algorithms, key=lambda algorithm: event in algorithm.last_on)
 
 
 def warn_if_multiple_loss_interpolation(algorithms: Sequence[Algorithm], event: Event) -> list[Algorithm]:
@@ -59,9 +68,4 @@ def warn_if_multiple_loss_interpolation(algorithms: Sequence[Algorithm], event: 
 
 
 def default_passes() -> list[AlgorithmPass]:
-    return [
-        set_filo_order,
-        sort_selective_backprop_first,
-        sort_fused_layernorm_last,
-        warn_if_multiple_loss_interpolation,
-    ]
+    return [set_filo_order, sort_first_on, sort_last_on, warn_if_multiple_loss_interpolation]

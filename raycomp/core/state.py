@@ -31,6 +31,7 @@ class State:
     wrapper to itself, so algorithms always see (and operate surgery on) the user's model.
     """
 
+    # What a checkpoint's "state" holds: state_dict() writes these names in this order, load_state_dict() reads them.
     serialized_attributes = (
         "model",
         "optimizers",
@@ -155,23 +156,8 @@ class State:
 
     # -- serialization --------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model.state_dict(),
-            "optimizers": [optimizer.state_dict() for optimizer in self.optimizers],
-            "schedulers": [scheduler.state_dict() for scheduler in self.schedulers],
-            "scaler": self.scaler.state_dict() if self.scaler is not None else None,
-            "timestamp": self.timestamp.state_dict(),
-            "algorithms": [
-                {
-                    "class_path": class_path(type(algorithm)),
-                    "init_args": algorithm.init_args,
-                    "state": algorithm.state_dict(),
-                    "required_on_load": type(algorithm).required_on_load(),
-                }
-                for algorithm in self.algorithms
-            ],
-            "callbacks": {type(callback).__name__: callback.state_dict() for callback in self.callbacks},
-        }
+        """One entry per name in ``serialized_attributes``, in that order (the checkpoint's ``state``)."""
+        return {name: _serialized(name, getattr(self, name)) for name in self.serialized_attributes}
 
     def load_model_state(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
         self.model.load_state_dict(state_dict, strict=strict)
@@ -197,6 +183,28 @@ class State:
         for callback in self.callbacks:
             if type(callback).__name__ in state["callbacks"]:
                 callback.load_state_dict(state["callbacks"][type(callback).__name__])
+
+
+def _serialized(name: str, value: Any) -> Any:
+    """Algorithms are saved with what re-creates them, callbacks by class name; the rest by ``state_dict()``."""
+    if name == "algorithms":
+        return [_algorithm_entry(algorithm) for algorithm in value]
+    if name == "callbacks":
+        return {type(callback).__name__: callback.state_dict() for callback in value}
+    if value is None:  # no GradScaler outside fp16
+        return None
+    if isinstance(value, list):  # optimizers, schedulers
+        return [item.state_dict() for item in value]
+    return value.state_dict()
+
+
+def _algorithm_entry(algorithm: Algorithm) -> dict[str, Any]:
+    return {
+        "class_path": class_path(type(algorithm)),
+        "init_args": algorithm.init_args,
+        "state": algorithm.state_dict(),
+        "required_on_load": type(algorithm).required_on_load(),
+    }
 
 
 def _as_list(value: Any) -> list[Any]:

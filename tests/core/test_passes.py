@@ -8,16 +8,16 @@ from raycomp.core import Algorithm, Engine, Event, State
 from raycomp.core.passes import (
     default_passes,
     set_filo_order,
-    sort_fused_layernorm_last,
-    sort_selective_backprop_first,
+    sort_first_on,
+    sort_last_on,
     sort_to_back,
     sort_to_front,
     warn_if_multiple_loss_interpolation,
 )
 
 
-def make_algorithm(name: str, interpolate_loss: bool = False) -> Algorithm:
-    """A distinct Algorithm class per name (the Engine allows one instance per class)."""
+def make_algorithm(name: str, interpolate_loss: bool = False, **pins: frozenset[Event]) -> Algorithm:
+    """A distinct Algorithm class per name (the Engine allows one instance per class); ``pins``: first_on, last_on."""
 
     def match(self, event, state):
         return True
@@ -25,7 +25,8 @@ def make_algorithm(name: str, interpolate_loss: bool = False) -> Algorithm:
     def apply(self, event, state, logger):
         state.ran.append((event, name))
 
-    return type(name, (Algorithm,), {"match": match, "apply": apply, "interpolate_loss": interpolate_loss})()
+    attributes = {"match": match, "apply": apply, "interpolate_loss": interpolate_loss, **pins}
+    return type(name, (Algorithm,), attributes)()
 
 
 def run_order(algorithms, event):
@@ -49,8 +50,33 @@ def test_filo_on_every_event(event):
     assert [type(a).__name__ for a in set_filo_order(algorithms, event)] == expected
 
 
+@pytest.mark.parametrize("event", list(Event))
+def test_first_on_pins_to_the_front_after_filo(event):
+    a, b, c = (make_algorithm(n) for n in "ABC")
+    pinned = make_algorithm("P", first_on=frozenset(Event))
+    order = run_order([a, b, pinned, c], event)
+    assert order[0] == "P"
+    assert order[1:] == (["C", "B", "A"] if event.is_after_event else ["A", "B", "C"])
+
+
+@pytest.mark.parametrize("event", list(Event))
+def test_last_on_pins_to_the_back_after_filo(event):
+    a, b, c = (make_algorithm(n) for n in "ABC")
+    pinned = make_algorithm("P", last_on=frozenset(Event))
+    order = run_order([a, pinned, b, c], event)
+    assert order[-1] == "P"
+    assert order[:-1] == (["C", "B", "A"] if event.is_after_event else ["A", "B", "C"])
+
+
+def test_pins_hold_only_at_their_events():
+    a, b = make_algorithm("A"), make_algorithm("B", first_on=frozenset({Event.AFTER_DATALOADER}))
+    assert run_order([a, b], Event.AFTER_DATALOADER) == ["B", "A"]
+    assert run_order([a, b], Event.AFTER_LOSS) == ["B", "A"]  # FILO alone
+    assert run_order([a, b], Event.BEFORE_LOSS) == ["A", "B"]
+
+
 class PinnedSB(SelectiveBackprop):
-    """SelectiveBackprop that matches every event, so the SB-first pass can be checked everywhere."""
+    """SelectiveBackprop that matches every event; it keeps SelectiveBackprop's ``first_on``."""
 
     def match(self, event, state):
         return True
@@ -59,30 +85,27 @@ class PinnedSB(SelectiveBackprop):
         state.ran.append((event, "SB"))
 
 
-@pytest.mark.parametrize("event", list(Event))
-def test_selective_backprop_first_on_every_event(event):
-    a, b, c = (make_algorithm(n) for n in "ABC")
-    algorithms = [a, b, PinnedSB(), c]
-    order = run_order(algorithms, event)
-    assert order[0] == "SB"
-    assert order[1:] == (["C", "B", "A"] if event.is_after_event else ["A", "B", "C"])
-
-
 def test_selective_backprop_runs_first_on_after_dataloader():
     """The passes page: SB before any augmentation on AFTER_DATALOADER, although it is an after_ event.
 
     Composer sorts SB first and then reverses after_ events, so there SB runs last; we must not.
     """
+    assert Event.AFTER_DATALOADER in SelectiveBackprop.first_on
     mixup, cutmix = make_algorithm("MixUp"), make_algorithm("CutMix")
     assert run_order([PinnedSB(), mixup, cutmix], Event.AFTER_DATALOADER) == ["SB", "CutMix", "MixUp"]
     assert run_order([mixup, cutmix, PinnedSB()], Event.AFTER_DATALOADER) == ["SB", "CutMix", "MixUp"]
 
 
 def test_pass_functions_alone():
-    a, b, sb = make_algorithm("A"), make_algorithm("B"), SelectiveBackprop()
-    assert sort_selective_backprop_first([a, b, sb], Event.INIT) == [sb, a, b]
-    fused = make_algorithm("FusedLayerNorm")
-    assert sort_fused_layernorm_last([fused, a, b], Event.INIT) == [a, b, fused]
+    a, b = make_algorithm("A"), make_algorithm("B")
+    first, last = (
+        make_algorithm("F", first_on=frozenset({Event.INIT})),
+        make_algorithm("L", last_on=frozenset({Event.INIT})),
+    )
+    assert sort_first_on([a, b, first], Event.INIT) == [first, a, b]
+    assert sort_first_on([a, b, first], Event.FIT_START) == [a, b, first]
+    assert sort_last_on([last, a, b], Event.INIT) == [a, b, last]
+    assert sort_last_on([last, a, b], Event.FIT_START) == [last, a, b]
     assert default_passes()[0] is set_filo_order
 
 

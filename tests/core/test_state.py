@@ -75,3 +75,28 @@ def test_state_dict_round_trip():
     target.optimizers.append(torch.optim.SGD(target.model.parameters(), lr=0.1))
     with pytest.raises(ValueError, match="checkpoint has 1 optimizers but this run has 2"):
         target.load_state_dict(source.state_dict())
+
+
+def test_state_dict_holds_exactly_the_serialized_attributes_in_order():
+    """Checkpoints stay loadable: these keys, in this order, each in the form it always had."""
+    state = make_state()
+    state.optimizers = [torch.optim.SGD(state.model.parameters(), lr=0.3)]
+    saved = state.state_dict()
+    assert (
+        tuple(saved)
+        == State.serialized_attributes
+        == (
+            "model",
+            "optimizers",
+            "schedulers",
+            "scaler",
+            "timestamp",
+            "algorithms",
+            "callbacks",
+        )
+    )
+    assert saved["scaler"] is None and saved["schedulers"] == [] and saved["algorithms"] == []
+    assert saved["callbacks"] == {} and saved["timestamp"] == state.timestamp.state_dict()
+    assert saved["optimizers"][0]["param_groups"][0]["lr"] == 0.3 and set(saved["model"]) == set(
+        state.model.state_dict()
+    )
