@@ -1,17 +1,23 @@
-"""Checkpoints: written atomically, read with ``weights_only=True``, honouring ``required_on_load``.
+"""Checkpoints: the one module that names their files, lays out their folders and checks ``required_on_load``.
 
 A checkpoint is plain data and tensors: the State's ``state_dict()`` (model, optimizers, schedulers,
 scaler, timestamp, and each algorithm's class path, constructor arguments, state and
 ``required_on_load`` flag), the RNG states, and the seed. Nothing read from it is evaluated or
 imported: algorithms are re-created only from classes already defined in this process.
+
+Layouts raycomp writes itself (Ray Train, Tune and MLflow keep theirs in their own folders):
+- a report's checkpoint: ``<folder>/checkpoint.pt`` (``save_to_folder``), the folder handed to Ray or MLflow;
+- a local run's kept checkpoints: ``<run folder>/checkpoint_<n>/checkpoint.pt`` (``KeptCheckpoints``);
+- a ``Trainer(save_folder=...)``: ``ep<E>-ba<B>.pt`` plus a ``latest.pt`` link (``CheckpointSaver``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +29,8 @@ from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
 from raycomp.core.time import Time, TimeUnit
+from raycomp.errors import CheckpointError
+from raycomp.keys import CHECKPOINT_FILE
 from raycomp.rng import get_rng_state
 
 if TYPE_CHECKING:
@@ -30,10 +38,6 @@ if TYPE_CHECKING:
 
 FORMAT_VERSION = 1
 LATEST = "latest.pt"
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that cannot be loaded into this run, with the reason and the fix."""
 
 
 def checkpoint_payload(state: State) -> dict[str, Any]:
@@ -59,6 +63,18 @@ def atomic_save(obj: Any, path: Path) -> None:
             os.unlink(tmp)
         raise
     _fsync_dir(path.parent)
+
+
+def save_to_folder(state: State, folder: str | Path) -> Path:
+    """``folder/checkpoint.pt``: the checkpoint a report hands to Ray (rank 0) or uploads to MLflow."""
+    path = Path(folder) / CHECKPOINT_FILE
+    atomic_save(checkpoint_payload(state), path)
+    return path
+
+
+def file_in(folder: str | Path) -> Path:
+    """The checkpoint file inside a checkpoint folder (Ray's, Tune's, MLflow's or a kept one)."""
+    return Path(folder) / CHECKPOINT_FILE
 
 
 def save_checkpoint(state: State, folder: str | Path) -> Path:
@@ -98,18 +114,9 @@ def restore_required_algorithms(
     Missing ones are refused with an error naming them, or, when ``recreate`` is set, built again from
     their stored constructor arguments and their INIT (model surgery) replayed, before weights load.
     """
-    present = {class_path(type(algorithm)) for algorithm in state.algorithms}
-    missing = [
-        entry
-        for entry in payload["state"]["algorithms"]
-        if entry["required_on_load"] and entry["class_path"] not in present
-    ]
+    missing = missing_required(payload, (type(algorithm) for algorithm in state.algorithms))
     if missing and not recreate:
-        names = ", ".join(entry["class_path"] for entry in missing)
-        raise CheckpointError(
-            f"The checkpoint was trained with {names}, which must be present to load it (required_on_load); "
-            "add it to the algorithms, or pass load_recreate_required_algorithms=True to re-create it"
-        )
+        raise CheckpointError(refusal(missing, "load_recreate_required_algorithms=True"))
     added = []
     for entry in missing:
         cls = registered_algorithm(entry["class_path"])
@@ -122,6 +129,57 @@ def restore_required_algorithms(
             engine.run_algorithms(Event.INIT, [algorithm])
         added.append(algorithm)
     return added
+
+
+def missing_required(payload: Mapping[str, Any], present: Iterable[type]) -> list[dict[str, Any]]:
+    """The checkpoint's ``required_on_load`` algorithms (model surgery) whose class is not among ``present``."""
+    paths = {class_path(cls) for cls in present}
+    return [e for e in payload["state"]["algorithms"] if e["required_on_load"] and e["class_path"] not in paths]
+
+
+def refusal(missing: list[dict[str, Any]], fix: str) -> str:
+    """The one message for a checkpoint refused for lack of its ``required_on_load`` algorithms."""
+    names = ", ".join(entry["class_path"] for entry in missing)
+    return (
+        f"the checkpoint was trained with {names}, which must be present to load it (required_on_load): "
+        f"add it under algorithms, or pass {fix} to re-create it"
+    )
+
+
+class KeptCheckpoints:
+    """A local run's checkpoints: ``folder/checkpoint_<n>/``, the newest ``num_to_keep`` kept.
+
+    Used where no Ray worker group persists checkpoints (``python -m raycomp.train`` with 0 workers).
+    Each folder is copied in under a temporary name and renamed: whole or absent.
+    """
+
+    def __init__(self, folder: str | Path, num_to_keep: int | None = None):
+        self.folder = Path(folder)
+        self.num_to_keep = num_to_keep
+
+    def add(self, checkpoint_dir: Path) -> Path:
+        saved = self.folders()
+        index = int(saved[-1].name.split("_")[-1]) + 1 if saved else 0
+        self.folder.mkdir(parents=True, exist_ok=True)
+        target = self.folder / f"checkpoint_{index:06d}"
+        staging = self.folder / f".{target.name}.tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(checkpoint_dir, staging)
+        staging.rename(target)
+        if self.num_to_keep:
+            for old in self.folders()[: -self.num_to_keep]:
+                shutil.rmtree(old, ignore_errors=True)
+        return target
+
+    def folders(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(p for p in self.folder.glob("checkpoint_*") if p.is_dir())
+
+    def latest(self) -> Path | None:
+        """The newest kept checkpoint file, or None."""
+        saved = self.folders()
+        return file_in(saved[-1]) if saved else None
 
 
 class CheckpointSaver(Callback):

@@ -48,9 +48,13 @@ class TrackingUnavailable(RaycompError, RuntimeError):
     exit_code = EXIT_STORE_DOWN
 
 
-def one_line(error: BaseException, *, with_type: bool = True) -> str:
-    """An exception as one short line: for warnings printed while work goes on, and for trial errors."""
-    text = " ".join(str(error).split()) or type(error).__name__
-    if len(text) > _MAX_LINE:
-        text = text[: _MAX_LINE - 3] + "..."
-    return f"{type(error).__name__}: {text}" if with_type else text
+def one_line(error: BaseException, *, with_type: bool = True, limit: int = _MAX_LINE) -> str:
+    """An exception as one short line: for warnings printed while work goes on, and for trial errors.
+
+    Its lines are joined with `` | `` so a multi-line message (a ConfigError's problems) stays readable.
+    """
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = " | ".join(" ".join(line.split()) for line in lines) or type(error).__name__
+    if with_type:
+        text = f"{type(error).__name__}: {text}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

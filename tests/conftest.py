@@ -20,7 +20,7 @@ def local_ray():
     """One real local Ray for the whole test run (started on first use), as the CLIs start it."""
     import ray
 
-    from raycomp.launch.runner import init_ray
+    from raycomp.launch.cluster import init_ray
 
     init_ray(num_cpus=2)
     yield ray

@@ -1,145 +1,113 @@
-"""What one training process runs: config -> Trainer with a ReportCallback -> fit.
+"""What one training process runs: a ``TrialSpec`` -> Trainer with an ``EvalReportCallback`` -> fit.
 
-``train_worker`` is the Ray Train per-worker function (the TorchTrainer's ``train_loop_per_worker``);
-``run_experiment`` is the same recipe for any process (a local-mode Tune trial, a local run), given
-where to report and what to resume from. Ray has set up the process group before ``train_worker``
-runs; raycomp's Trainer wraps the model in DDP itself, after INIT, so model surgery precedes DDP.
+``train_loop_per_worker`` is the Ray Train per-worker function (the lines that touch Ray are marked
+[1]-[4], as in Ray's own examples); ``run_in_process`` is the same recipe in any process (a local-mode
+Tune trial, a local run). Both go through ``_run``. Ray has set up the process group before
+``train_loop_per_worker`` runs; raycomp's Trainer wraps the model in DDP itself, after INIT, so model
+surgery precedes DDP.
 """
 
 from __future__ import annotations
 
-import functools
-import os
+import contextlib
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from raycomp.build import build_trainer
-from raycomp.config import ExperimentConfig
-from raycomp.core import Callback
-from raycomp.launch.reporting import CHECKPOINT_FILE, ReportCallback, Reporter
+from raycomp import checkpoint
+from raycomp.launch.eval_report import EvalReportCallback
+from raycomp.launch.sinks import ResultSink, TrainSink
+from raycomp.launch.spec import TrialSpec
+from raycomp.recipe import build_trainer
 
 
-def run_experiment(
-    config: ExperimentConfig,
-    reporter: Reporter,
-    *,
-    load_path: str | Path | None = None,
-    device: str | torch.device = "auto",
-    extra_metrics: dict[str, Any] | None = None,
-    callbacks: list[Callback] | tuple[Callback, ...] = (),
-    tracking: Mapping[str, str] | None = None,
-    recreate_required: bool = False,
-) -> ReportCallback:
-    """Trains ``config`` to its max_duration (resuming from ``load_path``), reporting after each evaluation.
-
-    With ``tracking`` (a ``RunRef`` as a dict), rank 0 also logs every step's metrics, each report, the
-    Engine's traces and the checkpoints to that MLflow run. ``recreate_required`` re-creates the
-    ``required_on_load`` algorithms a checkpoint needs and the config lacks, instead of refusing it.
-    """
-    loggers: list[Any] = []
-    tracked = None
-    if tracking is not None and not (dist.is_available() and dist.is_initialized() and dist.get_rank() != 0):
-        from raycomp.tracking import MlflowLogger, RunRef, TrackedReporter
-
-        mlflow_logger = MlflowLogger(RunRef(**tracking))
-        sweep = config.sweep
-        metric, mode = (sweep.metric, sweep.mode) if sweep else ("eval/accuracy", "max")
-        reporter = tracked = TrackedReporter(
-            reporter, mlflow_logger, metric=metric, mode=mode, num_to_keep=config.checkpoint.num_to_keep
-        )
-        loggers.append(mlflow_logger)
-    report = ReportCallback(reporter, config.checkpoint.interval, extra=extra_metrics)
-    trainer = build_trainer(
-        config,
-        callbacks=[*callbacks, report],
-        loggers=loggers,
-        load_path=load_path,
-        device=device,
-        load_recreate_required_algorithms=recreate_required,
-    )
-    if tracked is not None:
-        tracked.traces = trainer.engine.trace_summary
-    if load_path is not None:
-        report.extra["resumed_from_step"] = trainer.state.timestamp.batch
-    if trainer.state.timestamp.reached(trainer.state.max_duration):
-        trainer.evaluate()  # resumed after the end: report once more, so the caller always gets a final report
-    else:
-        trainer.fit()
-    return report
+SPEC = "spec"  # the one key of the TorchTrainer's train_loop_config
 
 
-class TrainReporter:
-    """Reports through ``ray.train.report``; Ray copies the checkpoint folder before it returns."""
-
-    def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
-        import ray.train
-
-        checkpoint = ray.train.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
-        ray.train.report(metrics, checkpoint=checkpoint)
-
-
-def run_from_checkpoint(
-    config: ExperimentConfig,
-    reporter: Reporter,
-    checkpoint: Any,
-    *,
-    device: str | torch.device,
-    extra_metrics: dict[str, Any],
-    callbacks: list[Callback] | tuple[Callback, ...] = (),
-    tracking: Mapping[str, str] | None = None,
-    resume_from: Mapping[str, str] | None = None,
-    recreate_required: bool = False,
-) -> ReportCallback:
-    """``run_experiment`` resumed from a Ray checkpoint (Train's or Tune's), or from scratch without one.
-
-    Without a Ray checkpoint, ``resume_from`` (``{"tracking_uri", "reference"}``: an MLflow run's
-    checkpoint) is downloaded and trained on from. On the CPU, torch gets as many threads as the
-    config gives the process CPUs, not one per core.
-    """
-    if not config.scaling.use_gpu:
-        torch.set_num_threads(max(1, int(config.scaling.cpus_per_worker)))
-    run = functools.partial(
-        run_experiment,
-        config,
-        reporter,
-        device=device,
-        extra_metrics=extra_metrics,
-        callbacks=callbacks,
-        tracking=tracking,
-        recreate_required=recreate_required,
-    )
-    if checkpoint is not None:
-        with checkpoint.as_directory() as folder:
-            return run(load_path=os.path.join(folder, CHECKPOINT_FILE))
-    if resume_from is not None:
-        from raycomp.tracking import download_checkpoint
-
-        with tempfile.TemporaryDirectory(prefix="raycomp-resume-") as folder:
-            return run(load_path=download_checkpoint(resume_from["tracking_uri"], resume_from["reference"], folder))
-    return run()
-
-
-def train_worker(loop_config: dict[str, Any]) -> None:
-    """The Ray Train per-worker function; ``loop_config`` holds the experiment and the extra callbacks."""
+def train_loop_per_worker(loop_config: dict[str, TrialSpec]) -> None:
+    """The Ray Train per-worker function: one raycomp Trainer on this worker's shard, DDP across workers."""
     import ray.train
     import ray.train.torch
 
-    config = ExperimentConfig.from_dict(loop_config["experiment"], source="<trial config>")
-    device = ray.train.torch.get_device() if config.scaling.use_gpu else "cpu"  # this worker's GPU, set by Ray
-    extra = {**loop_config.get("extra_metrics", {}), "workers": ray.train.get_context().get_world_size()}
-    run_from_checkpoint(
-        config,
-        TrainReporter(),
-        ray.train.get_checkpoint(),
-        device=device,
-        extra_metrics=extra,
-        callbacks=loop_config.get("callbacks", ()),
-        tracking=loop_config.get("tracking"),
-        resume_from=loop_config.get("resume_from"),
-        recreate_required=loop_config.get("recreate_required", False),
-    )
+    spec = loop_config[SPEC]
+    world_size = ray.train.get_context().get_world_size()  # [1] this worker's group
+    device = ray.train.torch.get_device() if spec.config.scaling.use_gpu else torch.device("cpu")  # [2] its GPU
+    with _ray_checkpoint(ray.train.get_checkpoint()) as restored:  # [3] a restarted group's checkpoint
+        _run(spec.with_metrics(workers=world_size), TrainSink(), restored, device)  # [4] results: ray.train.report
+
+
+def run_in_process(
+    spec: TrialSpec, sink: ResultSink, ray_checkpoint: Any = None, *, load_path: Path | None = None
+) -> EvalReportCallback:
+    """The recipe in this process (no worker group): a local-mode Tune trial or a local run.
+
+    ``ray_checkpoint`` is Tune's checkpoint of a restored trial; ``load_path`` a local checkpoint file.
+    """
+    device = torch.device("cuda" if spec.config.scaling.use_gpu else "cpu")
+    with _ray_checkpoint(ray_checkpoint) as restored:
+        return _run(spec.with_metrics(workers=0), sink, restored or load_path, device)
+
+
+def _run(spec: TrialSpec, sink: ResultSink, restored: Path | None, device: torch.device) -> EvalReportCallback:
+    """Trains ``spec`` to its max_duration from ``restored`` (else ``spec.resume_from``, else scratch)."""
+    config = spec.config
+    if device.type == "cpu":  # as many torch threads as the config gives the process CPUs, not one per core
+        torch.set_num_threads(max(1, int(config.scaling.cpus_per_worker)))
+    sinks: list[ResultSink] = []
+    loggers: list[Any] = []
+    metrics = dict(spec.fixed_metrics)
+    if spec.run is not None and _is_rank_zero():
+        from raycomp.tracking import MlflowCallback
+
+        tracking = MlflowCallback(spec.run, metric=spec.metric, mode=spec.mode, num_to_keep=config.checkpoint.num_to_keep)
+        sinks.append(tracking)  # first: a trial Tune stops at a result has logged it already
+        loggers.append(tracking)  # every step's metrics; as a callback it flushes at the end of fit
+        metrics["mlflow_run_id"] = spec.run.run_id
+    results = EvalReportCallback([*sinks, sink], config.checkpoint.interval, metrics)
+    with _load_path(spec, restored) as load_path:
+        trainer = build_trainer(
+            config,
+            callbacks=[*spec.callbacks, *loggers, results],
+            loggers=loggers,
+            load_path=load_path,
+            device=device,
+            recreate_required=spec.recreate_required,
+        )
+    if load_path is not None:
+        results.fixed_metrics["resumed_from_step"] = trainer.state.timestamp.batch
+    if trainer.state.timestamp.reached(trainer.state.max_duration):
+        trainer.evaluate()  # resumed after the end: report once more, so the caller always gets a final result
+    else:
+        trainer.fit()
+    return results
+
+
+@contextlib.contextmanager
+def _ray_checkpoint(ray_checkpoint: Any) -> Iterator[Path | None]:
+    """The checkpoint file of a Ray Train or Tune checkpoint (restored trial or restarted worker group)."""
+    if ray_checkpoint is None:
+        yield None
+        return
+    with ray_checkpoint.as_directory() as folder:
+        yield checkpoint.file_in(folder)
+
+
+@contextlib.contextmanager
+def _load_path(spec: TrialSpec, restored: Path | None) -> Iterator[Path | None]:
+    """What to load: the run's own checkpoint, else ``--resume-from``'s (downloaded here), else nothing."""
+    if restored is not None or spec.resume_from is None:
+        yield restored
+        return
+    from raycomp.tracking import download_checkpoint
+
+    with tempfile.TemporaryDirectory(prefix="raycomp-resume-") as folder:
+        source = spec.resume_from
+        yield download_checkpoint(source.tracking_uri, source.reference, folder)
+
+
+def _is_rank_zero() -> bool:
+    return not (dist.is_available() and dist.is_initialized() and dist.get_rank() != 0)

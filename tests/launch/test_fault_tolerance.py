@@ -146,17 +146,19 @@ def final_weights(result) -> dict[str, torch.Tensor]:
 
 
 def test_killed_worker_restarts_and_resumes_to_the_same_result(tmp_path, local_ray):
-    from raycomp.launch.runner import torch_trainer
+    from raycomp.launch.cluster import torch_trainer
+    from raycomp.launch.spec import TrialSpec
 
     config = ExperimentConfig.from_dict(tiny_experiment(tmp_path))
     workers = config.scaling.num_workers
     for folder in ("reference-log", "killed-log"):
         (tmp_path / folder).mkdir()
     # The unkilled reference runs beside the killed run (each takes one core: 2 workers x 0.5 CPU).
-    reference = torch_trainer(config, "reference", str(tmp_path), callbacks=[Attempts(tmp_path / "reference-log")])
-    killed = torch_trainer(
-        config, "killed", str(tmp_path), callbacks=[Attempts(tmp_path / "killed-log", hold_at=KILL_STEP)]
+    reference = torch_trainer(
+        TrialSpec.of(config, callbacks=(Attempts(tmp_path / "reference-log"),)), "reference", str(tmp_path)
     )
+    killed_spec = TrialSpec.of(config, callbacks=(Attempts(tmp_path / "killed-log", hold_at=KILL_STEP),))
+    killed = torch_trainer(killed_spec, "killed", str(tmp_path))
     record: dict[str, Any] = {}
     killer = threading.Thread(
         target=kill_when_held, args=(tmp_path / "killed-log", tmp_path / "killed", workers, record), daemon=True
@@ -202,12 +204,14 @@ def test_killed_worker_restarts_and_resumes_to_the_same_result(tmp_path, local_r
 def test_a_worker_that_dies_with_no_retries_left_fails_the_run(tmp_path, local_ray):
     import ray.train
 
-    from raycomp.launch.runner import torch_trainer
+    from raycomp.launch.cluster import torch_trainer
+    from raycomp.launch.spec import TrialSpec
 
     experiment = tiny_experiment(tmp_path, max_duration="2ba", failure={"max_failures": 0})
     experiment["scaling"] = {"num_workers": 1}
     config = ExperimentConfig.from_dict(experiment)
-    trainer = torch_trainer(config, "doomed", str(tmp_path), callbacks=[Attempts(tmp_path, kill_self_at=1)])
+    spec = TrialSpec.of(config, callbacks=(Attempts(tmp_path, kill_self_at=1),))
+    trainer = torch_trainer(spec, "doomed", str(tmp_path))
     with pytest.raises(ray.train.TrainingFailedError) as failure:
         trainer.fit()
     assert isinstance(failure.value, ray.train.WorkerGroupError)

@@ -46,7 +46,7 @@ def write(path: Path, experiment: dict) -> Path:
 def test_arms_hold_one_baseline_and_each_grid_point_num_samples_times(tmp_path):
     from ray.tune.search.sample import Float
 
-    from raycomp.launch.sweep import sweep_arms
+    from raycomp.launch.sweep.space import sweep_arms
 
     experiment = tiny_experiment(tmp_path)
     experiment["sweep"] = {
@@ -63,25 +63,25 @@ def test_arms_hold_one_baseline_and_each_grid_point_num_samples_times(tmp_path):
 
 
 def test_no_baseline_when_switched_off(tmp_path):
-    from raycomp.launch.sweep import sweep_arms
+    from raycomp.launch.sweep.space import sweep_arms
 
     experiment = tiny_experiment(tmp_path)
     experiment["sweep"]["baseline"] = False
     assert [arm["variant"] for arm in sweep_arms(ExperimentConfig.from_dict(experiment).sweep)] == ["method"] * 2
 
 
-def test_trial_experiment_drops_swept_algorithm_for_baseline_and_applies_overrides(tmp_path):
-    from raycomp.launch.sweep import trial_experiment
+def test_trial_config_drops_swept_algorithm_for_baseline_and_applies_overrides(tmp_path):
+    from raycomp.config import trial_config
 
     base = ExperimentConfig.from_dict(tiny_experiment(tmp_path))
-    baseline = trial_experiment(base, {"variant": "baseline", "overrides": {f"{SB}.keep": None}})
-    assert baseline.algorithms == {} and baseline.sweep.space == {}
-    method = trial_experiment(base, {"variant": "method", "overrides": {f"{SB}.keep": 0.75}})
-    assert method.algorithms["selective_backprop"]["keep"] == 0.75
+    baseline = trial_config(base, {"variant": "baseline", "overrides": {f"{SB}.keep": None}})
+    assert baseline.algorithms == {} and baseline.sweep is None
+    method = trial_config(base, {"variant": "method", "overrides": {f"{SB}.keep": 0.75}})
+    assert method.algorithms["selective_backprop"]["keep"] == 0.75 and method.sweep is None
 
 
 def test_trials_fit_the_cores(tmp_path):
-    from raycomp.launch.sweep import concurrent_trials, trial_resources
+    from raycomp.launch.sweep.tuner import concurrent_trials, trial_resources
 
     local = ExperimentConfig.from_dict(tiny_experiment(tmp_path))
     assert trial_resources(local) == {"CPU": 1.0, "GPU": 0.0}

@@ -8,7 +8,8 @@ from raycomp.config import ExperimentConfig
 
 
 def run_history(tmp_path, name: str, workers: int, batch_size: int) -> list[dict]:
-    from raycomp.launch.runner import torch_trainer
+    from raycomp.launch.cluster import torch_trainer
+    from raycomp.launch.spec import TrialSpec
 
     config = ExperimentConfig.from_dict(
         {
@@ -22,7 +23,7 @@ def run_history(tmp_path, name: str, workers: int, batch_size: int) -> list[dict
             "storage_path": str(tmp_path),
         }
     )
-    result = torch_trainer(config, name, str(tmp_path)).fit()
+    result = torch_trainer(TrialSpec.of(config), name, str(tmp_path)).fit()
     return [metrics for _, metrics in sorted(result.best_checkpoints, key=lambda pair: pair[1]["step"])]
 
 
@@ -43,7 +44,8 @@ def test_two_workers_train_with_blurpool_and_layer_freezing_under_ddp(tmp_path, 
     import torch
 
     from raycomp.checkpoint import load_checkpoint
-    from raycomp.launch.runner import torch_trainer
+    from raycomp.launch.cluster import torch_trainer
+    from raycomp.launch.spec import TrialSpec
 
     config = ExperimentConfig.from_dict(
         {
@@ -59,7 +61,7 @@ def test_two_workers_train_with_blurpool_and_layer_freezing_under_ddp(tmp_path, 
             "storage_path": str(tmp_path),
         }
     )
-    result = torch_trainer(config, "surgery", str(tmp_path)).fit()
+    result = torch_trainer(TrialSpec.of(config), "surgery", str(tmp_path)).fit()
     history = sorted(result.best_checkpoints, key=lambda pair: pair[1]["step"])
     assert [metrics["epoch"] for _, metrics in history] == [1, 2, 3] and history[-1][1]["workers"] == 2
     assert history[-1][1]["finished"] and history[-1][1]["train/loss"] > 0

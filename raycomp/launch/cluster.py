@@ -1,4 +1,4 @@
-"""Ray's side of one training run: start or join Ray, and run a config as a Ray Train ``TorchTrainer``.
+"""Ray itself: start or join a cluster, and run a ``TrialSpec`` as a Ray Train ``TorchTrainer``.
 
 Ray does the process management, placement, restarts and checkpoint storage; this module only maps
 the experiment config onto Ray's ``ScalingConfig``/``RunConfig`` and sets the few knobs measured to
@@ -15,8 +15,8 @@ import ray
 import ray.train
 from ray.train.torch import TorchTrainer
 
-from raycomp.config import ExperimentConfig
-from raycomp.launch.worker import train_worker
+from raycomp.launch.spec import TrialSpec
+from raycomp.launch.worker import SPEC, train_loop_per_worker
 
 # Reports block until the controller polls (default every 2 s) and failures are noticed only then;
 # Ray Train's print patch doubles every line a worker prints.
@@ -59,31 +59,17 @@ def init_ray(
     )
 
 
-def torch_trainer(
-    config: ExperimentConfig,
-    name: str,
-    storage_path: str,
-    *,
-    callbacks: list[Any] | tuple[Any, ...] = (),
-    run_callbacks: list[Any] | tuple[Any, ...] = (),
-    extra_metrics: dict[str, Any] | None = None,
-    loop_options: dict[str, Any] | None = None,
-) -> TorchTrainer:
-    """A TorchTrainer running ``config`` on ``scaling.num_workers`` workers (gloo on CPU, NCCL on GPU).
+def torch_trainer(spec: TrialSpec, name: str, storage_path: str, *, run_callbacks: list[Any] | None = None) -> TorchTrainer:
+    """A TorchTrainer running ``spec`` on ``scaling.num_workers`` workers (gloo on CPU, NCCL on GPU).
 
     ``name``/``storage_path`` identify the run: running it again resumes from its latest checkpoint.
-    ``callbacks`` are raycomp Callbacks sent to every worker; ``run_callbacks`` are Ray Train callbacks;
-    ``loop_options`` go to ``train_worker`` as they are (``tracking``, ``resume_from``, ``recreate_required``).
+    ``run_callbacks`` are Ray Train callbacks (a Tune trial's ``TuneReportCallback``).
     """
+    config = spec.config
     scaling = config.scaling
     return TorchTrainer(
-        train_worker,
-        train_loop_config={
-            "experiment": config.to_dict(),
-            "callbacks": list(callbacks),
-            "extra_metrics": dict(extra_metrics or {}),
-            **(loop_options or {}),
-        },
+        train_loop_per_worker,
+        train_loop_config={SPEC: spec},  # Ray wants a dict here; the spec inside travels whole
         scaling_config=ray.train.ScalingConfig(
             num_workers=scaling.num_workers,
             use_gpu=scaling.use_gpu,
@@ -94,7 +80,7 @@ def torch_trainer(
             storage_path=storage_path,
             failure_config=ray.train.FailureConfig(max_failures=config.failure.max_failures),
             checkpoint_config=ray.train.CheckpointConfig(num_to_keep=config.checkpoint.num_to_keep),
-            callbacks=list(run_callbacks),
+            callbacks=list(run_callbacks or []),
         ),
     )
 

@@ -1,0 +1,47 @@
+"""What every raycomp CLI shares: loading the experiment, and one mapping from errors to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from raycomp.config import ExperimentConfig, load_experiment
+from raycomp.errors import EXIT_INTERRUPTED, ConfigError, RaycompError, TrackingUnavailable
+
+_HINTS: dict[type[RaycompError], str] = {
+    TrackingUnavailable: "start the server, set tracking.tracking_uri, or tracking.enabled: false",
+}
+
+
+def add_experiment_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("experiment", help="experiment YAML (see experiments/)")
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY.PATH=VALUE", help="override a config key"
+    )
+    parser.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a private local Ray)")
+
+
+def load_experiment_or_exit(path: str, overrides: list[str]) -> ExperimentConfig:
+    """The validated config, or every problem on stderr and exit code 2, before anything starts."""
+    try:
+        return load_experiment(path, overrides)
+    except ConfigError as error:
+        print(f"error: invalid experiment {path}:", file=sys.stderr)
+        for problem in error.problems:
+            print(f"  {problem}", file=sys.stderr)
+        raise SystemExit(error.exit_code) from None
+
+
+def exit_code_of(main: Callable[[], int], context: str = "") -> int:
+    """Runs ``main``; a ``RaycompError`` becomes one ``error:`` line and its exit code, Ctrl-C exit 130."""
+    try:
+        return main()
+    except RaycompError as error:
+        hint = next((text for kind, text in _HINTS.items() if isinstance(error, kind)), None)
+        message = f"{context}: {error}" if context else str(error)
+        print(f"error: {message}" + (f" ({hint})" if hint else ""), file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED

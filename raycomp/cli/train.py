@@ -1,0 +1,123 @@
+"""``python -m raycomp.train EXPERIMENT.yaml``: one training run of an experiment on Ray Train.
+
+With ``scaling.num_workers >= 1`` the run is a ``TorchTrainer`` (one raycomp Trainer per worker, DDP
+across them); Ray stores its checkpoints under ``storage_path/name`` and running the same name again
+resumes from the latest one. ``num_workers: 0`` trains in this process, with the same reports and
+checkpoints kept under the same folder. The run is one MLflow run (``tracking`` section);
+``--resume-from runs:/<run_id>`` starts from that MLflow run's latest checkpoint. Exit codes: 2 for a
+bad config or a checkpoint that cannot be loaded, 3 if the MLflow store does not answer; nothing
+starts in either case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from raycomp import checkpoint
+from raycomp.algorithms.registry import algorithm_class
+from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
+from raycomp.config import ExperimentConfig
+from raycomp.errors import CheckpointError, RaycompError
+from raycomp.keys import TRACKING_FAILURES
+from raycomp.launch.spec import ResumeSource, TrialSpec
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m raycomp.train", description=__doc__.splitlines()[0])
+    add_experiment_arguments(parser)
+    parser.add_argument(
+        "--resume-from",
+        metavar="RUN",
+        help="start from an MLflow run's checkpoint: runs:/<run_id> (its latest), runs:/<run_id>/best, or a run id",
+    )
+    parser.add_argument(
+        "--recreate-required",
+        action="store_true",
+        help="re-create required_on_load algorithms (model surgery) the checkpoint has and the config lacks",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    config = load_experiment_or_exit(args.experiment, args.overrides)
+    try:
+        resume = fetch_resume_checkpoint(config, args.resume_from, args.recreate_required) if args.resume_from else None
+    except RaycompError as error:
+        print(f"error: --resume-from {args.resume_from}: {error}", file=sys.stderr)
+        return error.exit_code
+    return exit_code_of(lambda: _train(config, args, resume))
+
+
+def _train(config: ExperimentConfig, args: argparse.Namespace, resume: tuple[ResumeSource, Path] | None) -> int:
+    from raycomp.tracking import train_run
+
+    with train_run(config, args.experiment, resumed_from=args.resume_from) as run:
+        spec = TrialSpec.of(
+            config,
+            run=run.ref if run else None,
+            resume_from=resume[0] if resume else None,
+            recreate_required=args.recreate_required,
+        )
+        metrics = train(spec, args.address, local_copy=resume[1] if resume else None)
+    shown = {k: v for k, v in metrics.items() if isinstance(v, int | float | str) and not k.startswith("time/first")}
+    print(json.dumps(shown, indent=2, sort_keys=True))
+    print(f"checkpoints: {config.layout.run_dir}")
+    if run is not None:
+        print(f"MLflow run {run.ref.run_id} at {run.ref.tracking_uri}")
+        if metrics.get(TRACKING_FAILURES):
+            print(f"warning: {metrics[TRACKING_FAILURES]:.0f} MLflow sends failed; see the messages above")
+    return 0
+
+
+def fetch_resume_checkpoint(config: ExperimentConfig, reference: str, recreate: bool) -> tuple[ResumeSource, Path]:
+    """Downloads ``--resume-from``'s checkpoint and checks it loads into ``config``, before training starts.
+
+    Returns where workers fetch it again (a cluster's workers may not see this folder) and the local copy.
+    A checkpoint trained with a ``required_on_load`` algorithm the config lacks is refused, naming it,
+    unless ``recreate`` (the Trainer then re-creates it from the checkpoint, as the core documents).
+    """
+    from raycomp.tracking import download_checkpoint, tracking_uri
+
+    source = ResumeSource(tracking_uri(config), reference)
+    local = download_checkpoint(source.tracking_uri, reference, config.layout.resume_dir)
+    present = [algorithm_class(name) for name in config.algorithms]
+    missing = checkpoint.missing_required(checkpoint.load_checkpoint(local), present)
+    if missing and not recreate:
+        raise CheckpointError(checkpoint.refusal(missing, "--recreate-required"))
+    return source, local
+
+
+def train(spec: TrialSpec, address: str | None = None, *, local_copy: Path | None = None) -> dict[str, Any]:
+    """Trains ``spec`` once; returns the last result's metrics.
+
+    ``local_copy`` (``--resume-from``'s download) is used only while the run has no checkpoint of its own.
+    """
+    config = spec.config
+    if config.scaling.num_workers == 0:
+        from raycomp.launch.sinks import FolderSink
+        from raycomp.launch.worker import run_in_process
+
+        sink = FolderSink(checkpoint.KeptCheckpoints(config.layout.run_dir, config.checkpoint.num_to_keep))
+        load_path = sink.checkpoints.latest()
+        if load_path is not None:
+            print(f"resuming from {load_path}", flush=True)
+        elif local_copy is not None:
+            load_path = local_copy
+            print(f"starting from {spec.resume_from.reference} ({load_path})", flush=True)
+        run_in_process(spec, sink, load_path=load_path)
+        return sink.history[-1]
+
+    from raycomp.launch.cluster import init_ray, torch_trainer
+
+    init_ray(address)
+    result = torch_trainer(spec, config.name, config.layout.storage).fit()
+    return dict(result.metrics or {})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""``python -m raycomp.tune EXPERIMENT.yaml``: a Ray Tune sweep of an experiment against its baseline.
+
+Each trial trains one sample of the ``sweep.space`` (plus one baseline trial without the swept
+algorithms); Tune's table shows progress. At the end the trials' accuracy, wall time, time to the
+baseline's accuracy and speed-up are printed and written to ``storage_path/name/results.{csv,json}``, and
+the speed-up report (figures and ``report.html``) to ``storage_path/name/report/`` (``--no-report``: not).
+``--resume`` continues an interrupted sweep without rerunning finished trials. The sweep is an
+MLflow parent run with a child run per trial (``tracking`` section; docs/tracking.md). A bad config
+exits with code 2, an MLflow store that does not answer with 3, both before Ray starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+
+from raycomp import keys
+from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
+from raycomp.config import ExperimentConfig
+from raycomp.errors import EXIT_INTERRUPTED, NotFound, one_line
+from raycomp.tracking.ref import RunRef
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m raycomp.tune", description=__doc__.splitlines()[0])
+    add_experiment_arguments(parser)
+    parser.add_argument("--resume", action="store_true", help="continue the sweep stored at storage_path/name")
+    parser.add_argument(
+        "--no-report", action="store_true", help="skip the speed-up report (storage_path/name/report/, docs/report.md)"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    config = load_experiment_or_exit(args.experiment, args.overrides)
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # the classic table shows our metric columns
+    return exit_code_of(lambda: _tune(config, args))
+
+
+def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
+    from raycomp.launch.sweep import can_resume
+    from raycomp.tracking import sweep_run
+
+    if args.resume and not can_resume(config):
+        raise NotFound(f"no sweep to resume at {config.layout.run_dir} (run without --resume to start one)")
+    with sweep_run(config, args.experiment, resume=args.resume) as run:
+        code = sweep(config, args, run.ref if run else None)
+        if run is not None and code == EXIT_INTERRUPTED:  # --resume reopens the run
+            run.status = "KILLED"
+    if run is not None:
+        print(f"MLflow: parent run {run.ref.run_id} at {run.ref.tracking_uri}")
+    return code
+
+
+def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | None) -> int:
+    """Runs (or resumes) the sweep, then writes its results and report; returns the CLI's exit code."""
+    from raycomp.launch.cluster import init_ray
+    from raycomp.launch.sweep import build_tuner, restore_tuner, trial_records, unfinished
+    from raycomp.report.summary import best, format_table, summarize, write_results
+
+    init_ray(args.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
+    tuner = restore_tuner(config, parent) if args.resume else build_tuner(config, parent)
+    results = tuner.fit()
+    left = unfinished(results)
+    if left:  # Ctrl-C: Tune saved the sweep's state and returned
+        print(f"sweep interrupted with {left} of {len(results)} trials unfinished; continue it with:")
+        print(f"  python -m raycomp.tune {args.experiment} {' '.join(_quoted(args.overrides))} --resume")
+        return EXIT_INTERRUPTED
+
+    metric, mode = config.objective
+    summaries = summarize(trial_records(results), metric, mode)
+    folder = config.layout.local_dir  # tables stay on the driver when storage is a URI
+    paths = write_results(folder, summaries, metric, mode)
+    print(format_table(summaries, metric))
+    winner = best(summaries, mode)
+    if winner is not None:
+        print(f"best: {winner.trial_id} ({winner.variant}) {metric}={winner.final_metric:.4g} {winner.overrides}")
+    print("results: " + ", ".join(str(path) for path in paths))
+    if parent is not None:
+        from raycomp.tracking import log_files
+
+        log_files(parent, paths)
+    if not args.no_report:
+        try:  # the results are written already: a report that fails to render must not cost them
+            from raycomp.report.write import write_sweep_report
+
+            print(f"report: {write_sweep_report(summaries, config, folder, parent)[-1]}")
+        except Exception as error:
+            print(f"report: not written ({one_line(error)}); results are in {paths[-1]}")
+    return 0 if all(s.status != keys.ERROR for s in summaries) else 1
+
+
+def _quoted(overrides: list[str]) -> list[str]:
+    return [f"--set {shlex.quote(item)}" for item in overrides]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""Where a run's per-evaluation results go: Ray Train, Ray Tune, or a local folder.
+
+A *result* is what Ray calls a report: the metrics of one evaluation, with a checkpoint folder when
+one is due. The ``EvalReportCallback`` hands each one to a list of sinks in order (MLflow first, so a
+trial Tune stops at this result has logged it already). Ray is imported only by the sink that uses it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from raycomp.checkpoint import KeptCheckpoints
+
+
+class ResultSink(Protocol):
+    """Takes one result. ``checkpoint_dir`` holds ``checkpoint.pt`` (rank 0 only) and is deleted after."""
+
+    def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None: ...
+
+
+class TrainSink:
+    """``ray.train.report`` inside a Train worker; Ray copies the checkpoint folder before it returns."""
+
+    def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
+        import ray.train
+
+        checkpoint = ray.train.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
+        ray.train.report(metrics, checkpoint=checkpoint)
+
+
+class TuneSink:
+    """``tune.report`` inside a local-mode trial; Tune persists the checkpoint in the trial folder."""
+
+    def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
+        from ray import tune
+
+        checkpoint = tune.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
+        tune.report(metrics, checkpoint=checkpoint)
+
+
+class FolderSink:
+    """Results kept in memory and checkpoints in a local folder: a run with no Ray to persist them."""
+
+    def __init__(self, checkpoints: KeptCheckpoints):
+        self.checkpoints = checkpoints
+        self.history: list[dict[str, Any]] = []
+
+    def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
+        self.history.append(dict(metrics))
+        if checkpoint_dir is not None:
+            self.checkpoints.add(checkpoint_dir)

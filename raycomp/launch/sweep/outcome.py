@@ -1,0 +1,48 @@
+"""Tune's results as the summary's ``TrialRecord``s: each trial's arm, status, history, traces and error."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ray import tune
+
+from raycomp import keys
+from raycomp.errors import one_line
+from raycomp.report.summary import TrialRecord
+
+
+def trial_records(results: tune.ResultGrid) -> list[TrialRecord]:
+    """Every trial's arm, status and full report history, baseline first."""
+    records = []
+    for result in results:
+        history = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
+        arm = (result.config or {}).get("arm") or {"variant": (history[-1] if history else {}).get("variant", "?")}
+        trial_id = (result.metrics or {}).get("trial_id") or os.path.basename(result.path)
+        status = _status(result, history)
+        error = _error_line(result.error) if result.error else None
+        overrides = {path: value for path, value in arm.get("overrides", {}).items() if value is not None}
+        traces = (result.metrics or {}).get(keys.TRACES)  # the last result's: whole-run totals
+        records.append(TrialRecord(trial_id, arm["variant"], overrides, status, history, error, traces=traces))
+    records.sort(key=lambda record: record.variant != keys.BASELINE)
+    return records
+
+
+def unfinished(results: tune.ResultGrid) -> int:
+    """Trials neither finished, stopped by the scheduler, nor failed: a Ctrl-C left them for ``--resume``."""
+    return sum(1 for result in results if not result.error and not (result.metrics or {}).get("done"))
+
+
+def _status(result: tune.Result, history: list[dict[str, Any]]) -> str:
+    if result.error:
+        return keys.ERROR
+    if history and history[-1].get(keys.FINISHED):
+        return keys.TERMINATED
+    # Tune marks the last result of a trial that ended (or that its scheduler stopped) done.
+    return keys.STOPPED if (result.metrics or {}).get("done") else keys.INTERRUPTED
+
+
+def _error_line(error: BaseException) -> str:
+    """The error that ended a trial on one line: the trial's own exception, not Ray's wrapper around it."""
+    cause = getattr(error, "cause", None) or error  # a RayTaskError carries the exception the trial raised
+    return one_line(cause, limit=500)

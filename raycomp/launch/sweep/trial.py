@@ -1,0 +1,38 @@
+"""One Tune trial: its arm becomes a ``TrialSpec``, trained in this process or by a ``TorchTrainer``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ray import tune
+
+from raycomp.config import ExperimentConfig, trial_config
+from raycomp.launch.cluster import torch_trainer
+from raycomp.launch.sinks import TuneSink
+from raycomp.launch.spec import TrialSpec
+from raycomp.launch.worker import run_in_process
+from raycomp.tracking import trial_run
+from raycomp.tracking.ref import RunRef
+
+
+def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | None = None) -> None:
+    """Trains the arm ``param["arm"]`` of ``sweep``, resuming from the trial's checkpoint when restored.
+
+    The trial's config is resolved here from the driver's validated one (no sweep section, nothing
+    validated twice). With a ``parent`` run the trial logs to its own child run, which ``trial_run``
+    ends FINISHED, KILLED (stopped by the scheduler) or FAILED.
+    """
+    arm = param["arm"]
+    config = trial_config(sweep, arm)
+    metric, mode = sweep.objective
+    trial_id = tune.get_context().get_trial_id()
+    with trial_run(parent, trial_id, arm["variant"], config) as run:
+        spec = TrialSpec(config, metric, mode, run=run, fixed_metrics={"variant": arm["variant"]})
+        if config.scaling.num_workers == 0:
+            run_in_process(spec, TuneSink(), tune.get_checkpoint())
+            return
+        from ray.tune.integration.ray_train import TuneReportCallback
+
+        # Named after the trial, so a restored sweep's trial resumes its own Train run.
+        trainer = torch_trainer(spec, trial_id, sweep.layout.train_dir, run_callbacks=[TuneReportCallback()])
+        trainer.fit()

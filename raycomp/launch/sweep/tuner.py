@@ -1,0 +1,156 @@
+"""The Tuner of a sweep: resources per trial, the scheduler, Tune's live table, build and restore."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import ray
+from ray import tune
+from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler, TrialScheduler
+
+from raycomp import keys
+from raycomp.config import ExperimentConfig, SweepConfig
+from raycomp.errors import NotFound
+from raycomp.launch.cluster import TRIAL_SLOT
+from raycomp.launch.sweep.space import search_space
+from raycomp.launch.sweep.trial import run_trial
+from raycomp.tracking.ref import RunRef
+
+ITERATION = "training_iteration"  # one iteration = one result = one evaluation
+# ASHA needs a last rung; a sweep stops trials by max_duration, so this only has to exceed any trial's evaluations.
+_NO_MAX_T = 10_000
+
+
+class CloseOrphanedRuns(tune.Callback):
+    """Ends the MLflow run of a trial that could not end it itself: its process died (FAILED), or a
+    multi-worker trial was stopped from outside (KILLED). Runs their trial ended are left as they are."""
+
+    def __init__(self, parent: RunRef):
+        self.parent = parent
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        from raycomp.tracking import close_orphaned_run
+
+        close_orphaned_run(self.parent, trial.trial_id, failed=False)
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        from raycomp.tracking import close_orphaned_run
+
+        close_orphaned_run(self.parent, trial.trial_id, failed=True)
+
+
+def trial_resources(config: ExperimentConfig) -> dict[str, float]:
+    """What a trial's own process holds: the worker's CPU/GPU in local mode, else only a trial slot."""
+    scaling = config.scaling
+    if scaling.num_workers == 0:
+        return {"CPU": scaling.cpus_per_worker, "GPU": scaling.worker_gpus}
+    return {"CPU": 0, TRIAL_SLOT: 1}
+
+
+def concurrent_trials(config: ExperimentConfig, resources: Mapping[str, float]) -> int:
+    """``sweep.max_concurrent_trials``, or as many trials as the cluster's CPUs (and GPUs) fit at once."""
+    if config.sweep and config.sweep.max_concurrent_trials:
+        return config.sweep.max_concurrent_trials
+    scaling = config.scaling
+    workers = max(1, scaling.num_workers)
+    fit = math.floor(resources.get("CPU", 1) / (workers * scaling.cpus_per_worker))
+    if scaling.use_gpu:
+        fit = min(fit, math.floor(resources.get("GPU", 0) / (workers * scaling.worker_gpus)))
+    return max(1, fit)
+
+
+class _KeepBaseline(AsyncHyperBandScheduler):
+    """ASHA that never stops the baseline early: every speed-up is measured against its full run."""
+
+    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+        decision = super().on_trial_result(tune_controller, trial, result)
+        if trial.config.get("arm", {}).get("variant") == keys.BASELINE and not result.get("finished"):
+            return TrialScheduler.CONTINUE
+        return decision
+
+
+def build_scheduler(sweep: SweepConfig) -> TrialScheduler:
+    if sweep.scheduler is None or sweep.scheduler.name == "fifo":
+        return FIFOScheduler()
+    options = sweep.scheduler
+    return _KeepBaseline(
+        time_attr=ITERATION,
+        grace_period=options.grace_period,
+        reduction_factor=options.reduction_factor,
+        max_t=options.max_t or _NO_MAX_T,
+    )
+
+
+def progress_reporter(sweep: SweepConfig) -> tune.CLIReporter:
+    """Tune's live table: arm, swept values, the sweep's metric, train loss, epoch and training seconds."""
+    parameters = {"arm/variant": "arm"}
+    parameters.update({f"arm/overrides/{path}": path.split(".")[-1] for path in sweep.space})
+    return tune.CLIReporter(
+        metric_columns={
+            sweep.metric: sweep.metric.split("/")[-1],
+            "train/loss": "loss",
+            "epoch": "ep",
+            keys.WALL: "train s",
+        },
+        parameter_columns=parameters,
+        max_report_frequency=10,
+    )
+
+
+def make_trainable(config: ExperimentConfig, parent: RunRef | None) -> Any:
+    trainable = tune.with_parameters(run_trial, sweep=config, parent=parent)
+    return tune.with_resources(trainable, trial_resources(config))
+
+
+def build_tuner(config: ExperimentConfig, parent: RunRef | None = None) -> tune.Tuner:
+    """The Tuner for ``config``'s sweep (no ``sweep`` section: the baseline and the config as written).
+
+    ``parent`` is the sweep's MLflow run: each trial logs a child run under it.
+    """
+    sweep = config.sweep or SweepConfig()
+    cluster = ray.cluster_resources()
+    if config.scaling.num_workers > 0 and cluster.get(TRIAL_SLOT, 0) < 1:
+        raise RuntimeError(
+            f"The Ray cluster declares no '{TRIAL_SLOT}' resource, which each multi-worker trial's driver holds; "
+            f"start the head with --resources='{{\"{TRIAL_SLOT}\": 8}}' (cluster.yaml does)"
+        )
+    param_space, searcher, num_samples = search_space(config)
+    return tune.Tuner(
+        make_trainable(config, parent),
+        param_space=param_space,
+        tune_config=tune.TuneConfig(
+            metric=sweep.metric,
+            mode=sweep.mode,
+            scheduler=build_scheduler(sweep),
+            search_alg=searcher,
+            num_samples=num_samples,
+            max_concurrent_trials=concurrent_trials(config, cluster),
+            reuse_actors=config.scaling.num_workers == 0,
+            trial_dirname_creator=lambda trial: trial.trial_id,
+        ),
+        run_config=tune.RunConfig(
+            name=config.name,
+            storage_path=config.layout.storage,
+            callbacks=[CloseOrphanedRuns(parent)] if parent is not None else None,
+            progress_reporter=progress_reporter(sweep),
+            verbose=1,  # the table only; each result in full is in the trial folders
+            failure_config=tune.FailureConfig(max_failures=0),  # retries happen inside the TorchTrainer
+        ),
+    )
+
+
+def can_resume(config: ExperimentConfig) -> bool:
+    return tune.Tuner.can_restore(config.layout.run_dir)
+
+
+def restore_tuner(config: ExperimentConfig, parent: RunRef | None = None) -> tune.Tuner:
+    """The interrupted sweep at ``storage_path/name``: unfinished trials resume, finished ones stay.
+
+    Tune restores the callbacks it saved with the sweep, ``CloseOrphanedRuns`` among them.
+    """
+    path = config.layout.run_dir
+    if not tune.Tuner.can_restore(path):
+        raise NotFound(f"no sweep to resume at {path} (run without --resume to start one)")
+    return tune.Tuner.restore(path, trainable=make_trainable(config, parent), resume_unfinished=True)
