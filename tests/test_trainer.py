@@ -266,3 +266,24 @@ def test_empty_loader_is_an_error():
     empty = DataLoader(TensorDataset(torch.zeros(0, 3, 8, 8), torch.zeros(0, dtype=torch.long)), batch_size=4)
     with pytest.raises(ValueError, match="no batches"):
         Trainer(tiny_model(), empty, "2ba", steps_per_epoch=1, seed=0).fit()
+
+
+def test_a_loader_shorter_than_steps_per_epoch_ends_each_epoch_early():
+    recorder = EventRecorder()
+    trainer = Trainer(tiny_model(), tiny_loader(n=64, batch_size=16), "2ep", callbacks=[recorder], steps_per_epoch=6)
+    trainer.fit()
+    assert (trainer.state.epoch, trainer.state.step) == (2, 8)
+    assert recorder.events.count(E.EPOCH_END) == 2 and recorder.events.count(E.BEFORE_DATALOADER) == 10
+
+
+def test_a_stop_on_the_last_batch_of_an_epoch_still_ends_the_epoch():
+    class StopAtFour(Callback):
+        def batch_end(self, state, logger):
+            if state.step == 4:
+                state.request_stop()
+
+    recorder = EventRecorder()
+    trainer = Trainer(tiny_model(), tiny_loader(n=64, batch_size=16), "10ep", callbacks=[StopAtFour(), recorder])
+    trainer.fit()
+    assert (trainer.state.epoch, trainer.state.step) == (1, 4)
+    assert recorder.events.count(E.EPOCH_END) == 1 and recorder.events.count(E.EPOCH_START) == 1
