@@ -35,7 +35,7 @@ from raycomp import Trainer
 from raycomp.algorithms import SelectiveBackprop
 from raycomp.core.precision import Precision, autocast, make_grad_scaler
 from raycomp.data import SyntheticCIFAR, build_dataloader
-from raycomp.launch.reporting import cpu_model
+from raycomp.launch.hardware import cpu_model
 from raycomp.models import build_model
 
 

@@ -1,4 +1,4 @@
-"""The core must stand alone: no ray or mlflow, and nothing done at import time."""
+"""The core must stand alone: no ray or mlflow, and nothing done at import time; the core imports no algorithm."""
 
 import subprocess
 import sys
@@ -12,6 +12,7 @@ registered = []
 atexit.register = lambda *a, **k: registered.append(a)
 
 import raycomp, raycomp.core, raycomp.trainer, raycomp.algorithms, raycomp.functional, raycomp.checkpoint
+import raycomp.batching, raycomp.distributed, raycomp.recipe, raycomp.errors, raycomp.keys, raycomp.layout
 import torch.distributed as dist
 
 assert handlers == {s: signal.getsignal(s) for s in handlers}, "signal handlers changed at import"
@@ -24,5 +25,36 @@ print("ok")
 
 def test_core_imports_without_ray_or_mlflow_and_does_nothing_at_import():
     result = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+NO_ALGORITHMS = """
+import sys
+sys.modules["raycomp.algorithms"] = None  # importing it now raises ImportError
+import torch
+from raycomp.core import Algorithm, Engine, Event, State
+import raycomp.trainer, raycomp.batching, raycomp.distributed
+
+class Pinned(Algorithm):
+    first_on = frozenset(Event)
+    def match(self, event, state): return True
+    def apply(self, event, state, logger): state.ran.append(type(self).__name__)
+
+class Other(Pinned):
+    first_on = frozenset()
+
+state = State(torch.nn.Linear(2, 2), "1ep", algorithms=[Other(), Pinned()])
+state.ran = []
+engine = Engine(state)
+for event in Event:
+    engine.run_event(event)
+assert state.ran == ["Pinned", "Other"] * len(Event), state.ran
+print("ok")
+"""
+
+
+def test_the_core_orders_algorithms_without_importing_any():
+    result = subprocess.run([sys.executable, "-c", NO_ALGORITHMS], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"

@@ -1,9 +1,10 @@
 import pytest
 import torch
 
-from raycomp.algorithms import SelectiveBackprop
-from raycomp.build import build_scheduler, build_trainer
+from raycomp.algorithms import BlurPool, SelectiveBackprop
+from raycomp.checkpoint import CheckpointError
 from raycomp.config import ExperimentConfig
+from raycomp.recipe import build_scheduler, build_trainer
 
 SMALL = {"data": {"num_train": 128, "num_test": 64, "batch_size": 32}, "max_duration": "2ep"}
 
@@ -31,6 +32,7 @@ def test_same_config_same_initial_weights():
     [
         ({"name": "constant"}, [0.1] * 4),
         ({"name": "step", "step_size": "1ep", "gamma": 0.5}, [0.1, 0.1, 0.05, 0.05]),
+        ({"name": "step", "gamma": 0.5}, [0.1, 0.05, 0.025, 0.0125]),  # no step_size: a third of 4 steps, 1
         ({"name": "cosine"}, [0.1, 0.1 * 0.5 * (1 + 0.7071067811865476), 0.05, 0.1 * 0.5 * (1 - 0.7071067811865476)]),
     ],
 )
@@ -45,3 +47,14 @@ def test_schedules_step_per_batch(schedule, lrs):
         if scheduler is not None:
             scheduler.step()
     assert seen == pytest.approx(lrs)
+
+
+def test_recreate_required_reaches_the_trainer(tmp_path):
+    """A checkpoint trained with BlurPool (required_on_load) loads into a config without it only on request."""
+    with_blurpool = ExperimentConfig.from_dict({**SMALL, "max_duration": "1ep", "algorithms": {"blurpool": {}}})
+    build_trainer(with_blurpool, save_folder=tmp_path, device="cpu").fit()
+    bare = ExperimentConfig.from_dict({**SMALL, "max_duration": "1ep"})
+    with pytest.raises(CheckpointError, match="BlurPool"):
+        build_trainer(bare, load_path=tmp_path)
+    trainer = build_trainer(bare, load_path=tmp_path, recreate_required=True)
+    assert [type(a) for a in trainer.state.algorithms] == [BlurPool] and trainer.state.timestamp.batch == 4

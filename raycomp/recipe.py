@@ -1,7 +1,8 @@
-"""From a validated experiment config to a ready Trainer: data, model, optimizer, schedule, algorithms.
+"""The recipe: from a validated experiment config to a ready Trainer (data, model, optimizer, schedule, algorithms).
 
-Used by every Ray worker and by anyone who wants a config's run in their own process; it imports no
-Ray, so the recipe a trial runs can be built and tested on its own.
+Used by every Ray worker and by anyone who wants a config's run in their own process. It imports neither
+Ray nor MLflow: what a run reports to is passed in as callbacks and loggers, so the recipe a trial runs
+can be built and tested on its own.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -44,6 +44,8 @@ def build_scheduler(
     if schedule.name == "onecycle":
         return torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=config.optimizer.lr, total_steps=steps)
     if schedule.name == "step":
+        # No step_size: a third of the run, so gamma applies at one and two thirds of training (and once more for
+        # the last steps % 3 batches), a classic two-drop schedule fitted to any run length; at least one batch.
         step_size = Time.from_input(schedule.step_size) if schedule.step_size else Time(max(1, steps // 3), "ba")
         size = step_size.value * (steps_per_epoch if step_size.unit is TimeUnit.EPOCH else 1)
         return torch.optim.lr_scheduler.StepLR(optimizer, step_size=size, gamma=schedule.gamma)
@@ -63,12 +65,17 @@ def build_trainer(
     callbacks: Sequence[Callback] = (),
     loggers: Sequence[LoggerDestination] = (),
     load_path: str | Path | None = None,
-    save_folder: str | Path | None = None,
     device: str | torch.device = "auto",
+    recreate_required: bool = False,
     progress_bar: bool | None = False,
-    **trainer_kwargs: Any,
+    save_folder: str | Path | None = None,
 ) -> Trainer:
-    """The Trainer a config describes; under a process group each rank gets its shard of the data."""
+    """The Trainer a config describes; under a process group each rank gets its shard of the data.
+
+    ``recreate_required`` re-creates the ``required_on_load`` algorithms a checkpoint at ``load_path`` was
+    trained with but the config lacks (the Trainer's ``load_recreate_required_algorithms``).
+    ``progress_bar=None`` shows one on a terminal; ``save_folder`` adds the Trainer's own CheckpointSaver.
+    """
     data = config.data
     train_set, test_set = build_datasets(
         data.name, root=data.root, num_train=data.num_train, num_test=data.num_test, seed=config.seed
@@ -97,7 +104,7 @@ def build_trainer(
         save_interval=config.checkpoint.interval,
         save_num_checkpoints_to_keep=config.checkpoint.num_to_keep or -1,
         load_path=load_path,
+        load_recreate_required_algorithms=recreate_required,
         progress_bar=progress_bar,
         loggers=loggers,
-        **trainer_kwargs,
     )
