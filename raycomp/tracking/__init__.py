@@ -1,29 +1,30 @@
 """MLflow tracking: the only package that imports mlflow (docs/tracking.md).
 
-A sweep is a parent run, each trial a child run created by the trial; rank 0 of each run's workers
-logs to it through an explicit ``MlflowClient`` and run id (``RunRef``), batching its metrics.
+A sweep is a parent run, each trial a child run, a training one run; ``runs`` opens and ends them
+all as context managers. Rank 0 of each run's workers logs to it through one ``MlflowCallback``,
+which batches its metrics through an explicit ``MlflowClient`` and run id (``RunRef``).
 """
 
-from raycomp.tracking.checkpoints import CheckpointNotFound, download_checkpoint, parse_run_reference
-from raycomp.tracking.logger import MlflowLogger
-from raycomp.tracking.reporter import TrackedReporter, trace_metrics
-from raycomp.tracking.runs import close_trial_run, end_run, find_trial_run, start_run, start_trial_run
-from raycomp.tracking.store import RunRef, TrackingUnavailable, open_experiment, tracking_uri
+from raycomp.tracking.artifacts import download_checkpoint, parse_run_reference
+from raycomp.tracking.callback import MlflowCallback
+from raycomp.tracking.client import BatchedClient
+from raycomp.tracking.ref import RunRef
+from raycomp.tracking.runs import TrackedRun, close_orphaned_run, log_files, sweep_run, train_run, trial_run
+from raycomp.tracking.store import make_client, open_experiment, tracking_uri
 
 __all__ = [
-    "CheckpointNotFound",
-    "MlflowLogger",
+    "BatchedClient",
+    "MlflowCallback",
     "RunRef",
-    "TrackedReporter",
-    "TrackingUnavailable",
-    "close_trial_run",
+    "TrackedRun",
+    "close_orphaned_run",
     "download_checkpoint",
-    "end_run",
-    "find_trial_run",
+    "log_files",
+    "make_client",
     "open_experiment",
     "parse_run_reference",
-    "start_run",
-    "start_trial_run",
-    "trace_metrics",
+    "sweep_run",
     "tracking_uri",
+    "train_run",
+    "trial_run",
 ]

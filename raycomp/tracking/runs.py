@@ -1,173 +1,189 @@
-"""The shape of what is tracked: one parent run per sweep, a child run per trial, one run per training.
+"""The lifecycle of tracked runs: the only code that creates or ends MLflow runs.
 
-Runs are found again by tags, not by process state: a restored sweep reopens its parent run
-(``raycomp.run_key``), and a restarted or restored trial reopens its child (``raycomp.trial_id``
-under ``mlflow.parentRunId``), so retries append to the run they belong to.
+One parent run per sweep, a child run per trial, one run per training, each opened and ended by a
+context manager whose exit decides the run's status once: FAILED on an exception, KILLED on Ctrl-C
+(or a trial Tune stopped), else FINISHED. Runs are found again by tags, not by process state: a
+resumed sweep or training reopens its run (``raycomp.run_key``), and a restarted or restored trial
+its child (``raycomp.trial_id`` under ``mlflow.parentRunId``), so retries append to the run they
+belong to.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import subprocess
+import dataclasses
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
 from mlflow import MlflowClient
-from mlflow.entities import Param, RunTag
-from mlflow.utils.validation import MAX_ENTITY_KEY_LENGTH, MAX_PARAM_VAL_LENGTH, MAX_PARAMS_TAGS_PER_BATCH
 
-from raycomp.config import ExperimentConfig, algorithm_class
-from raycomp.tracking.store import RunRef, one_line, open_experiment, tracking_uri
+from raycomp import keys
+from raycomp.config import ExperimentConfig
+from raycomp.errors import one_line
+from raycomp.tracking.client import BatchedClient
+from raycomp.tracking.params import environment_tags, log_config
+from raycomp.tracking.ref import RunRef
+from raycomp.tracking.store import layout_of, make_client, open_experiment, tracking_uri
 
-PARENT_TAG = "mlflow.parentRunId"
-TRIAL_TAG = "raycomp.trial_id"
-RUN_KEY_TAG = "raycomp.run_key"  # the sweep or run folder: storage_path/name
-FINISHED, FAILED, KILLED = "FINISHED", "FAILED", "KILLED"
+SWEEP, TRAIN, TRIAL = "sweep", "train", "trial"  # values of keys.KIND_TAG
+RUNNING, FINISHED, FAILED, KILLED = "RUNNING", "FINISHED", "FAILED", "KILLED"
+CONFIG_FILE = "config.yaml"
 
 
-def start_run(
-    config: ExperimentConfig, *, kind: str, experiment_file: str | None = None, reopen: bool = False
-) -> RunRef:
-    """A top-level run for a sweep (``kind="sweep"``) or a training (``"train"``), tagged and with its config.
+@dataclasses.dataclass
+class TrackedRun:
+    """A sweep's or training's run; the block sets ``status`` to end it otherwise than FINISHED."""
 
-    ``reopen`` continues the latest unfinished run of the same ``storage_path/name`` instead (a resumed
-    sweep or training); without one, a new run starts. Raises ``TrackingUnavailable`` if the store is down.
+    ref: RunRef
+    status: str = FINISHED
+
+
+@contextmanager
+def sweep_run(config: ExperimentConfig, experiment_file: str | None, *, resume: bool) -> Iterator[TrackedRun | None]:
+    """The sweep's parent run (reopened if ``resume`` finds an unfinished one); None with tracking off.
+
+    Raises ``TrackingUnavailable`` at entry when the store does not answer.
     """
-    client, experiment_id = open_experiment(config)
-    key = f"{kind}:{config.resolved_storage_path()}/{config.name}"
-    if reopen:
-        previous = _find(client, experiment_id, {RUN_KEY_TAG: key})
-        if previous is not None and previous.info.status != FINISHED:
-            client.update_run(previous.info.run_id, status="RUNNING")
-            return RunRef(tracking_uri(config), experiment_id, previous.info.run_id)
-    tags = {**environment_tags(experiment_file), RUN_KEY_TAG: key, "raycomp.kind": kind}
-    run = client.create_run(experiment_id, tags=tags, run_name=config.name)
-    ref = RunRef(tracking_uri(config), experiment_id, run.info.run_id)
-    client.log_text(ref.run_id, yaml.safe_dump(config.to_dict(), sort_keys=False), "config.yaml")
-    if kind == "train":
-        log_config(client, ref.run_id, config)
-    return ref
+    if not config.tracking.enabled:
+        yield None
+        return
+    with _ended(TrackedRun(_open_top_level(config, SWEEP, experiment_file, reopen=resume))) as run:
+        yield run
 
 
-def start_trial_run(parent: RunRef, trial_id: str, variant: str, config: ExperimentConfig) -> RunRef:
-    """The child run of one trial under the sweep's run, reopened if the trial ran before (a restore)."""
-    client = parent.client()
-    previous = _find(client, parent.experiment_id, {PARENT_TAG: parent.run_id, TRIAL_TAG: trial_id})
-    if previous is not None:
-        client.update_run(previous.info.run_id, status="RUNNING")
-        return RunRef(parent.tracking_uri, parent.experiment_id, previous.info.run_id)
-    tags = {PARENT_TAG: parent.run_id, TRIAL_TAG: trial_id, "raycomp.variant": variant, "raycomp.kind": "trial"}
-    run = client.create_run(parent.experiment_id, tags=tags, run_name=f"{trial_id}-{variant}")
-    log_config(client, run.info.run_id, config)
-    return RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id)
+@contextmanager
+def train_run(
+    config: ExperimentConfig, experiment_file: str | None, *, resumed_from: str | None = None
+) -> Iterator[TrackedRun | None]:
+    """The training's run, reopened while the latest of the same name is unfinished; None with tracking off.
 
-
-def log_config(client: MlflowClient, run_id: str, config: ExperimentConfig) -> None:
-    """The flattened config as params (``algorithms.selective_backprop.keep``, ...) and each algorithm's
-    ``required_on_load`` flag as a tag, within MLflow's length and batch limits."""
-    params = [Param(_key(key), _value(value)) for key, value in sorted(config.flatten().items())]
-    tags = [RunTag("raycomp.algorithms", ",".join(config.algorithms) or "none")]
-    for name in config.algorithms:
-        required = bool(algorithm_class(name).required_on_load())
-        tags.append(RunTag(f"raycomp.algorithm.{name}.required_on_load", str(required).lower()))
-    for start in range(0, len(params), MAX_PARAMS_TAGS_PER_BATCH):
-        client.log_batch(run_id, params=params[start : start + MAX_PARAMS_TAGS_PER_BATCH])
-    client.log_batch(run_id, tags=tags)
-
-
-def end_run(ref: RunRef, status: str, *, only_if_running: bool = False) -> bool:
-    """Marks the run FINISHED, FAILED or KILLED (``only_if_running``: unless it already ended).
-
-    Never raises: it runs while a failure is being handled. A store that does not answer is reported.
+    ``resumed_from`` (``--resume-from``'s reference) is recorded as a tag. Raises ``TrackingUnavailable``
+    at entry when the store does not answer.
     """
+    if not config.tracking.enabled:
+        yield None
+        return
+    ref = _open_top_level(config, TRAIN, experiment_file, reopen=True)
+    if resumed_from:
+        BatchedClient(ref).set_tags({keys.RESUMED_FROM_TAG: resumed_from})
+    with _ended(TrackedRun(ref)) as run:
+        yield run
+
+
+@contextmanager
+def trial_run(parent: RunRef | None, trial_id: str, variant: str, config: ExperimentConfig) -> Iterator[RunRef | None]:
+    """The child run of one trial under the sweep's run, reopened if the trial ran before (a restore).
+
+    Yields None without a parent, and also when the store fails to open the child (said in one line):
+    the trial then trains untracked rather than failing. Ends the run FINISHED when the block returns,
+    KILLED on ``SystemExit(0)`` (how Tune stops a local-mode trial), else FAILED, and re-raises.
+    """
+    ref = None
+    if parent is not None:
+        try:
+            ref = _open_trial(parent, trial_id, variant, config)
+        except Exception as error:  # the store's failure must not cost the trial
+            print(
+                f"raycomp: MLflow run of trial {trial_id} under {parent.run_id} at {parent.tracking_uri} could not "
+                f"be opened ({one_line(error)}); the trial trains untracked",
+                file=sys.stderr,
+                flush=True,
+            )
+    if ref is None:
+        yield None
+        return
     try:
-        client = ref.client()
-        if only_if_running and client.get_run(ref.run_id).info.status != "RUNNING":
-            return True
-        client.set_terminated(ref.run_id, status=status)
+        yield ref
+    except SystemExit as stop:
+        _end(ref, KILLED if stop.code in (0, None) else FAILED)
+        raise
+    except BaseException:
+        _end(ref, FAILED)
+        raise
+    _end(ref, FINISHED)
+
+
+def close_orphaned_run(parent: RunRef, trial_id: str, *, failed: bool, finished: bool = False) -> None:
+    """Ends a trial's child run that is still RUNNING because its process never did (it died, or a
+    multi-worker trial was stopped from outside): FAILED if ``failed``, FINISHED if ``finished`` (Tune's
+    last result says it trained to its end), else KILLED. Never raises: the store may be down."""
+    try:
+        client = make_client(parent.tracking_uri)
+        run = _find(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id})
+    except Exception:  # the store is down: the trial reported its own failures already
+        return
+    if run is not None and run.info.status == RUNNING:
+        status = FAILED if failed else FINISHED if finished else KILLED
+        _end(RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id), status)
+
+
+def log_files(ref: RunRef, paths: Iterable[str | Path], artifact_folder: str | None = None) -> bool:
+    """Attaches files to the run (in ``artifact_folder``); False if the store refused one (already printed)."""
+    client = BatchedClient(ref)
+    return all([client.log_artifact(path, artifact_folder) for path in paths])
+
+
+# ---- opening and ending ----------------------------------------------------------------------------------
+
+
+def _open_top_level(config: ExperimentConfig, kind: str, experiment_file: str | None, *, reopen: bool) -> RunRef:
+    """A tagged run holding the resolved config (and, for a training, its params); ``reopen`` continues
+    the latest unfinished run of the same storage path and name instead."""
+    client, experiment_id = open_experiment(config)
+    uri, key = tracking_uri(config), layout_of(config).run_key(kind)
+    if reopen:
+        previous = _find(client, experiment_id, {keys.RUN_KEY_TAG: key})
+        if previous is not None and previous.info.status != FINISHED:
+            client.update_run(previous.info.run_id, status=RUNNING)
+            return RunRef(uri, experiment_id, previous.info.run_id)
+    tags = {**environment_tags(experiment_file), keys.RUN_KEY_TAG: key, keys.KIND_TAG: kind}
+    run_id = client.create_run(experiment_id, tags=tags, run_name=config.name).info.run_id
+    client.log_text(run_id, yaml.safe_dump(config.to_dict(), sort_keys=False), CONFIG_FILE)
+    if kind == TRAIN:
+        log_config(client, run_id, config)
+    return RunRef(uri, experiment_id, run_id)
+
+
+def _open_trial(parent: RunRef, trial_id: str, variant: str, config: ExperimentConfig) -> RunRef:
+    client = make_client(parent.tracking_uri)
+    previous = _find(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id})
+    if previous is not None:
+        client.update_run(previous.info.run_id, status=RUNNING)
+        return RunRef(parent.tracking_uri, parent.experiment_id, previous.info.run_id)
+    tags = {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id, keys.VARIANT_TAG: variant, keys.KIND_TAG: TRIAL}
+    run_id = client.create_run(parent.experiment_id, tags=tags, run_name=f"{trial_id}-{variant}").info.run_id
+    log_config(client, run_id, config)
+    return RunRef(parent.tracking_uri, parent.experiment_id, run_id)
+
+
+@contextmanager
+def _ended(run: TrackedRun) -> Iterator[TrackedRun]:
+    try:
+        yield run
+    except KeyboardInterrupt:
+        run.status = KILLED
+        raise
+    except BaseException:
+        run.status = FAILED
+        raise
+    finally:
+        _end(run.ref, run.status)
+
+
+def _end(ref: RunRef, status: str) -> bool:
+    """Marks the run ended; never raises (it runs while a failure is handled), says so if the store refused."""
+    try:
+        make_client(ref.tracking_uri).set_terminated(ref.run_id, status=status)
         return True
     except Exception as error:
         print(f"raycomp: could not mark MLflow run {ref.run_id} {status}: {one_line(error)}", file=sys.stderr)
         return False
 
 
-def close_trial_run(ref: RunRef, *, failed: bool, only_if_running: bool = False) -> bool:
-    """Ends a trial's run: FAILED on an error, else FINISHED if it reported its final result, else KILLED.
-
-    Tune ends a trial it stops (ASHA) and one that is done alike, so the run's own ``finished`` metric,
-    logged with every report, tells them apart.
-    """
-    status = FAILED
-    if not failed:
-        try:
-            finished = ref.client().get_run(ref.run_id).data.metrics.get("finished")
-        except Exception:
-            finished = None
-        status = FINISHED if finished == 1.0 else KILLED
-    return end_run(ref, status, only_if_running=only_if_running)
-
-
-def find_trial_run(parent: RunRef, trial_id: str) -> RunRef | None:
-    run = _find(parent.client(), parent.experiment_id, {PARENT_TAG: parent.run_id, TRIAL_TAG: trial_id})
-    return RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id) if run else None
-
-
-def environment_tags(experiment_file: str | None) -> dict[str, str]:
-    """Versions of raycomp and the stack, the experiment file and, in a git checkout, its commit."""
-    tags = {f"raycomp.version.{name}": _version(name) for name in ("raycomp", "ray", "torch", "mlflow")}
-    if experiment_file:
-        tags["raycomp.experiment_file"] = str(experiment_file)
-        tags["mlflow.source.name"] = str(experiment_file)
-        commit = _git_commit(Path(experiment_file).resolve().parent)
-        if commit:
-            tags["mlflow.source.git.commit"] = commit
-    return tags
-
-
 def _find(client: MlflowClient, experiment_id: str, tags: Mapping[str, str]) -> Any:
     query = " and ".join(f"tags.`{key}` = '{value}'" for key, value in tags.items())
     runs = client.search_runs([experiment_id], query, max_results=1, order_by=["attributes.start_time DESC"])
     return runs[0] if runs else None
-
-
-def _key(key: str) -> str:
-    return key if len(key) <= MAX_ENTITY_KEY_LENGTH else key[: MAX_ENTITY_KEY_LENGTH - 3] + "..."
-
-
-def _value(value: Any) -> str:
-    text = "null" if value is None else str(value)
-    return text if len(text) <= MAX_PARAM_VAL_LENGTH else text[: MAX_PARAM_VAL_LENGTH - 3] + "..."
-
-
-def _version(distribution: str) -> str:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def _git_commit(folder: Path) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
-__all__ = [
-    "FAILED",
-    "FINISHED",
-    "KILLED",
-    "close_trial_run",
-    "end_run",
-    "environment_tags",
-    "find_trial_run",
-    "log_config",
-    "start_run",
-    "start_trial_run",
-]

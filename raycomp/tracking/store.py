@@ -1,59 +1,47 @@
 """Where runs are tracked: the tracking URI, the MLflow experiment, and a reachability check at start.
 
 The URI comes from the experiment's ``tracking.tracking_uri``, else ``MLFLOW_TRACKING_URI``, else a
-SQLite store beside the experiment's output (``<storage_path>/mlflow.db``, artifacts in
-``<storage_path>/mlartifacts``): MLflow 3's recommended local backend, so a laptop needs no server.
-Every process builds its own ``MlflowClient`` from a ``RunRef``; no process-global active run is used.
+SQLite store beside the experiment's output (``raycomp.layout``: ``<storage_path>/mlflow.db``,
+artifacts in ``<storage_path>/mlartifacts``): MLflow 3's recommended local backend, so a laptop needs
+no server. Every process builds its own ``MlflowClient``; no process-global active run is used.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import os
-from pathlib import Path
+from collections.abc import Iterator
 
 from mlflow import MlflowClient
 
 from raycomp.config import ExperimentConfig
+from raycomp.errors import TrackingUnavailable, one_line
+from raycomp.layout import RunLayout, is_uri, sqlite_path
 
 # A server that is down must not stall training: MLflow's defaults retry for minutes. A failed send
-# is kept and sent again at the next report (see run.py), so a few quick tries are enough.
+# is kept and sent again at the next report (client.py), so a few quick tries are enough.
 HTTP_ENV = {
     "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
     "MLFLOW_HTTP_REQUEST_TIMEOUT": "10",
 }
+# At start nothing has been sent yet: one quick try tells the user at once that the store is down.
+_REACHABILITY_ENV = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
+_HINT = "start the server, set tracking.tracking_uri, or tracking.enabled: false"
 
 
-class TrackingUnavailable(RuntimeError):
-    """The tracking store cannot be reached or opened; the message is one line for the CLI."""
-
-
-@dataclasses.dataclass(frozen=True)
-class RunRef:
-    """One MLflow run, as plain data that crosses process boundaries (Ray workers, Tune trials)."""
-
-    tracking_uri: str
-    experiment_id: str
-    run_id: str
-
-    def to_dict(self) -> dict[str, str]:
-        return dataclasses.asdict(self)
-
-    def client(self) -> MlflowClient:
-        return make_client(self.tracking_uri)
+def layout_of(config: ExperimentConfig) -> RunLayout:
+    # TODO: config.layout once ExperimentConfig has it (another engineer is adding it).
+    return RunLayout.of(config.storage_path, config.name)
 
 
 def tracking_uri(config: ExperimentConfig) -> str:
-    """The config's URI, else ``MLFLOW_TRACKING_URI``, else ``sqlite:///<storage_path>/mlflow.db``."""
+    """The config's URI, else ``MLFLOW_TRACKING_URI``, else the SQLite store beside the run folder."""
     if config.tracking.tracking_uri:
         return config.tracking.tracking_uri
     if os.environ.get("MLFLOW_TRACKING_URI"):
         return os.environ["MLFLOW_TRACKING_URI"]
-    storage = config.resolved_storage_path()
-    if "://" in storage:  # remote storage (s3://...): no local file beside it; MLflow's own default
-        return f"sqlite:///{os.path.abspath('mlflow.db')}"
-    return f"sqlite:///{Path(storage) / 'mlflow.db'}"
+    return layout_of(config).default_tracking_uri
 
 
 def experiment_name(config: ExperimentConfig) -> str:
@@ -61,62 +49,52 @@ def experiment_name(config: ExperimentConfig) -> str:
 
 
 def make_client(uri: str) -> MlflowClient:
+    """A client for ``uri`` with the short HTTP retry caps; a SQLite store's folder is created."""
     for key, value in HTTP_ENV.items():
         os.environ.setdefault(key, value)
-    if uri.startswith("sqlite:///"):
-        Path(uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    database = sqlite_path(uri)
+    if database is not None:
+        database.parent.mkdir(parents=True, exist_ok=True)
     return MlflowClient(uri)
 
 
 def open_experiment(config: ExperimentConfig) -> tuple[MlflowClient, str]:
     """The client and the id of the config's MLflow experiment, created if new.
 
-    Raises ``TrackingUnavailable`` (one line: the URI and the cause) when the store does not answer,
-    before anything else starts. With the default SQLite store, artifacts go beside it.
+    Raises ``TrackingUnavailable`` (one line: the URI, the cause and what to do) when the store does
+    not answer, before anything else starts. With the default SQLite store, artifacts go beside it.
     """
     uri = tracking_uri(config)
-    saved = {key: os.environ.get(key) for key in ("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "MLFLOW_HTTP_REQUEST_TIMEOUT")}
-    os.environ.update({"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"})
     try:
-        client = make_client(uri)
-        name = experiment_name(config)
-        experiment = client.get_experiment_by_name(name)
-        if experiment is not None:
-            return client, experiment.experiment_id
-        return client, client.create_experiment(name, artifact_location=_artifact_location(config, uri))
+        with _environment(_REACHABILITY_ENV):
+            client = make_client(uri)
+            name = experiment_name(config)
+            experiment = client.get_experiment_by_name(name)
+            if experiment is not None:
+                return client, experiment.experiment_id
+            return client, client.create_experiment(name, artifact_location=_artifact_location(config, uri))
     except Exception as error:
-        raise TrackingUnavailable(f"MLflow tracking store {uri} is not reachable: {_one_line(error)}") from error
+        cause = one_line(error, with_type=False)
+        raise TrackingUnavailable(f"MLflow tracking store {uri} is not reachable: {cause} ({_HINT})") from error
+
+
+def _artifact_location(config: ExperimentConfig, uri: str) -> str | None:
+    """Beside our default SQLite file; a server or a user's URI decides for itself."""
+    layout = layout_of(config)
+    if is_uri(layout.storage) or uri != layout.default_tracking_uri:
+        return None
+    return layout.default_artifact_location
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
     finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-
-
-def _artifact_location(config: ExperimentConfig, uri: str) -> str | None:
-    """Beside our default SQLite file; a server or a user's URI decides for itself."""
-    if uri != f"sqlite:///{Path(config.resolved_storage_path()) / 'mlflow.db'}":
-        return None
-    return (Path(config.resolved_storage_path()) / "mlartifacts").as_uri()
-
-
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def one_line(error: BaseException) -> str:
-    """An exception as one short line, for warnings printed while training goes on."""
-    return f"{type(error).__name__}: {_one_line(error)}"
-
-
-__all__ = [
-    "RunRef",
-    "TrackingUnavailable",
-    "experiment_name",
-    "make_client",
-    "one_line",
-    "open_experiment",
-    "tracking_uri",
-]

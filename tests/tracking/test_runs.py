@@ -1,16 +1,20 @@
-"""Run structure: a tagged parent per sweep or training, children per trial, found again on restore."""
+"""Run lifecycle: a tagged parent per sweep or training, children per trial, found again on restore,
+and each run's end status decided once when its block exits."""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
+from helpers import free_port
 from mlflow import MlflowClient
 
+from raycomp import keys
 from raycomp.config import ExperimentConfig
-from raycomp.tracking import close_trial_run, end_run, find_trial_run, start_run, start_trial_run
-from raycomp.tracking.runs import RUN_KEY_TAG, TRIAL_TAG
+from raycomp.errors import TrackingUnavailable
+from raycomp.tracking import RunRef, close_orphaned_run, log_files, sweep_run, train_run, trial_run
 
 SB = "algorithms.selective_backprop"
 
@@ -25,75 +29,155 @@ def config(tmp_path, **changes) -> ExperimentConfig:
     return ExperimentConfig.from_dict({**data, **changes})
 
 
+def status(ref: RunRef) -> str:
+    return MlflowClient(ref.tracking_uri).get_run(ref.run_id).info.status
+
+
+def git_commit(folder: Path) -> str:
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    identity = ["-c", "user.email=a@b", "-c", "user.name=a"]
+    subprocess.run(["git", "-C", str(folder), *identity, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    return subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+
+
 def test_a_sweep_run_is_tagged_with_versions_file_commit_and_holds_the_resolved_yaml(tmp_path):
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(tmp_path),
-            "-c",
-            "user.email=a@b",
-            "-c",
-            "user.name=a",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "x",
-        ],
-        check=True,
-    )
-    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    head = git_commit(tmp_path)
     experiment_file = tmp_path / "sweep.yaml"
-    ref = start_run(config(tmp_path), kind="sweep", experiment_file=str(experiment_file))
-    client = MlflowClient(ref.tracking_uri)
-    run = client.get_run(ref.run_id)
-    tags = run.data.tags
+    with sweep_run(config(tmp_path), str(experiment_file), resume=False) as run:
+        client = MlflowClient(run.ref.tracking_uri)
+        stored = client.get_run(run.ref.run_id)
+        assert stored.info.status == "RUNNING" and stored.info.run_name == "runs"
+    tags = stored.data.tags
     assert tags["raycomp.experiment_file"] == str(experiment_file)
-    assert tags["mlflow.source.git.commit"] == head.strip()
+    assert tags["mlflow.source.git.commit"] == head.strip() and tags[keys.KIND_TAG] == "sweep"
     assert all(tags[f"raycomp.version.{name}"] not in ("", "unknown") for name in ("raycomp", "ray", "torch", "mlflow"))
-    assert run.info.status == "RUNNING" and run.info.run_name == "runs"
-    local = Path(client.download_artifacts(ref.run_id, "config.yaml", str(tmp_path)))
+    assert stored.data.params == {}  # a sweep's params are its trials'
+    local = Path(client.download_artifacts(run.ref.run_id, "config.yaml", str(tmp_path)))
     assert ExperimentConfig.from_dict(yaml.safe_load(local.read_text())) == config(tmp_path)
+    assert status(run.ref) == "FINISHED"
 
 
 def test_no_commit_tag_outside_git_and_a_resumed_sweep_reopens_its_unfinished_run(tmp_path):
-    first = start_run(config(tmp_path), kind="sweep", experiment_file="/nonexistent/x.yaml")
-    client = MlflowClient(first.tracking_uri)
-    assert "mlflow.source.git.commit" not in client.get_run(first.run_id).data.tags
-    assert client.get_run(first.run_id).data.tags[RUN_KEY_TAG].startswith("sweep:")
-    end_run(first, "KILLED")  # Ctrl-C
-    again = start_run(config(tmp_path), kind="sweep", reopen=True)
-    assert again.run_id == first.run_id and client.get_run(first.run_id).info.status == "RUNNING"
-    end_run(again, "FINISHED")
-    assert start_run(config(tmp_path), kind="sweep", reopen=True).run_id != first.run_id  # finished: a new one
+    with pytest.raises(KeyboardInterrupt), sweep_run(config(tmp_path), "/nonexistent/x.yaml", resume=False) as first:
+        raise KeyboardInterrupt  # Ctrl-C
+    client = MlflowClient(first.ref.tracking_uri)
+    tags = client.get_run(first.ref.run_id).data.tags
+    assert "mlflow.source.git.commit" not in tags and tags[keys.RUN_KEY_TAG].startswith("sweep:")
+    assert status(first.ref) == "KILLED"
+    with sweep_run(config(tmp_path), None, resume=True) as again:
+        assert again.ref == first.ref and status(first.ref) == "RUNNING"
+    assert status(first.ref) == "FINISHED"
+    with sweep_run(config(tmp_path), None, resume=True) as third:
+        third.status = "KILLED"  # the block decides: an interrupted sweep
+    assert third.ref.run_id != first.ref.run_id and status(third.ref) == "KILLED"  # finished: a new one
+    with sweep_run(config(tmp_path), None, resume=False) as fresh:
+        pass
+    assert fresh.ref.run_id != third.ref.run_id  # without resume: always a new one
+
+
+def test_a_train_run_logs_params_reopens_an_unfinished_run_and_records_resumed_from(tmp_path):
+    with pytest.raises(RuntimeError), train_run(config(tmp_path), None) as failed:
+        raise RuntimeError("boom")
+    stored = MlflowClient(failed.ref.tracking_uri).get_run(failed.ref.run_id)
+    assert stored.info.status == "FAILED" and stored.data.params[f"{SB}.keep"] == "0.3"
+    assert stored.data.tags[keys.KIND_TAG] == "train" and keys.RESUMED_FROM_TAG not in stored.data.tags
+    reference = "runs:/" + "a" * 32
+    with train_run(config(tmp_path), None, resumed_from=reference) as again:
+        assert again.ref == failed.ref  # the same name continues its unfinished run
+    tags = MlflowClient(again.ref.tracking_uri).get_run(again.ref.run_id).data.tags
+    assert tags[keys.RESUMED_FROM_TAG] == reference and status(again.ref) == "FINISHED"
+    with train_run(config(tmp_path), None) as fresh:
+        pass
+    assert fresh.ref != again.ref
+
+
+def test_tracking_off_yields_none_and_a_dead_store_refuses_at_entry(tmp_path):
+    off = config(tmp_path, tracking={"enabled": False})
+    with sweep_run(off, None, resume=False) as sweep, train_run(off, None) as train:
+        assert sweep is None and train is None
+    dead = config(tmp_path, tracking={"tracking_uri": f"http://127.0.0.1:{free_port()}"})
+    for opened in (sweep_run(dead, None, resume=False), train_run(dead, None)):
+        with pytest.raises(TrackingUnavailable, match="not reachable"), opened:
+            pytest.fail("the block must not run")
 
 
 def test_trial_runs_nest_under_the_parent_with_flat_params_and_required_on_load_tags(tmp_path):
-    parent = start_run(config(tmp_path), kind="sweep")
-    trial_config = config(tmp_path, tracking={"tracking_uri": parent.tracking_uri, "experiment_name": "x" * 7000})
-    child = start_trial_run(parent, "t_00001", "method", trial_config)
-    client = MlflowClient(parent.tracking_uri)
-    run = client.get_run(child.run_id)
-    assert run.data.tags["mlflow.parentRunId"] == parent.run_id and run.data.tags[TRIAL_TAG] == "t_00001"
-    assert run.data.params[f"{SB}.keep"] == "0.3" and run.data.params[f"{SB}.interrupt"] == "2"  # defaults too
-    assert len(run.data.params["tracking.experiment_name"]) == 6000  # MLflow's limit, cut with "..."
-    assert run.data.tags["raycomp.algorithm.selective_backprop.required_on_load"] == "false"
-    # A restored trial (same id) continues its run.
-    assert start_trial_run(parent, "t_00001", "method", trial_config).run_id == child.run_id
-    assert find_trial_run(parent, "t_00001") == child and find_trial_run(parent, "t_00002") is None
+    with sweep_run(config(tmp_path), None, resume=False) as sweep:
+        parent = sweep.ref
+        trial_config = config(tmp_path, tracking={"tracking_uri": parent.tracking_uri, "experiment_name": "x" * 7000})
+        with trial_run(parent, "t_00001", "method", trial_config) as child:
+            run = MlflowClient(parent.tracking_uri).get_run(child.run_id)
+        tags = run.data.tags
+        assert tags[keys.PARENT_TAG] == parent.run_id and tags[keys.TRIAL_TAG] == "t_00001"
+        assert tags[keys.VARIANT_TAG] == "method" and tags[keys.KIND_TAG] == "trial"
+        assert run.info.run_name == "t_00001-method" and run.info.status == "RUNNING"
+        assert run.data.params[f"{SB}.keep"] == "0.3" and run.data.params[f"{SB}.interrupt"] == "2"  # defaults too
+        assert len(run.data.params["tracking.experiment_name"]) == 6000  # MLflow's limit, cut with "..."
+        assert tags["raycomp.algorithm.selective_backprop.required_on_load"] == "false"
+        assert status(child) == "FINISHED"
+        with trial_run(parent, "t_00001", "method", trial_config) as again:  # a restored trial continues its run
+            assert again == child and status(child) == "RUNNING"
+        with trial_run(None, "t_00002", "method", trial_config) as untracked:
+            assert untracked is None
 
 
-def test_a_trial_run_ends_finished_only_after_its_final_report(tmp_path):
-    parent = start_run(config(tmp_path), kind="sweep")
-    client = MlflowClient(parent.tracking_uri)
-    stopped, done, broken = (start_trial_run(parent, f"t{i}", "method", config(tmp_path)) for i in range(3))
-    client.log_metric(stopped.run_id, "finished", 0.0)
-    client.log_metric(done.run_id, "finished", 1.0)
-    close_trial_run(stopped, failed=False)
-    close_trial_run(done, failed=False)
-    close_trial_run(broken, failed=True)
-    assert [client.get_run(r.run_id).info.status for r in (stopped, done, broken)] == ["KILLED", "FINISHED", "FAILED"]
-    close_trial_run(done, failed=True, only_if_running=True)  # the driver's late callback changes nothing
-    assert client.get_run(done.run_id).info.status == "FINISHED"
+def test_a_trial_ends_finished_killed_when_tune_stops_it_and_failed_on_an_error(tmp_path):
+    outcomes = {"stopped": SystemExit(0), "stopped-none": SystemExit(None), "exit-1": SystemExit(1)}
+    outcomes["raised"] = RuntimeError("boom")
+    with sweep_run(config(tmp_path), None, resume=False) as sweep:
+        ended = {}
+        for trial_id, error in outcomes.items():
+            with pytest.raises(type(error)), trial_run(sweep.ref, trial_id, "method", config(tmp_path)) as child:
+                raise error  # goes on after the run is ended
+            ended[trial_id] = status(child)
+        with trial_run(sweep.ref, "done", "method", config(tmp_path)) as child:
+            pass
+        ended["done"] = status(child)
+    assert ended == {
+        "stopped": "KILLED",
+        "stopped-none": "KILLED",
+        "exit-1": "FAILED",
+        "raised": "FAILED",
+        "done": "FINISHED",
+    }
+
+
+def test_a_trial_trains_untracked_when_the_store_is_down_at_open(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    dead = RunRef(f"http://127.0.0.1:{free_port()}", "1", "a" * 32)
+    trained = []
+    with trial_run(dead, "t0", "method", config(tmp_path)) as child:
+        trained.append(child)
+    assert trained == [None]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "t0" in err[0] and dead.tracking_uri in err[0] and "untracked" in err[0]
+
+
+def test_close_orphaned_run_ends_only_runs_still_running(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    with sweep_run(config(tmp_path), None, resume=False) as sweep:
+        parent = sweep.ref
+        runs = {}
+        for trial_id in ("done", "died", "stopped", "baseline"):
+            with trial_run(parent, trial_id, "method", config(tmp_path)) as child:
+                runs[trial_id] = child
+        for trial_id in ("died", "stopped", "baseline"):  # their processes never left the block
+            MlflowClient(parent.tracking_uri).update_run(runs[trial_id].run_id, status="RUNNING")
+        close_orphaned_run(parent, "done", failed=True)  # ended by the trial already: untouched
+        close_orphaned_run(parent, "died", failed=True)
+        close_orphaned_run(parent, "stopped", failed=False)
+        close_orphaned_run(parent, "baseline", failed=False, finished=True)
+        close_orphaned_run(parent, "never-ran", failed=True)  # no run: nothing to do
+        ended = {trial_id: status(ref) for trial_id, ref in runs.items()}
+        assert ended == {"done": "FINISHED", "died": "FAILED", "stopped": "KILLED", "baseline": "FINISHED"}
+        close_orphaned_run(RunRef(f"http://127.0.0.1:{free_port()}", "1", parent.run_id), "x", failed=True)
+
+
+def test_log_files_attaches_to_the_run(tmp_path):
+    (tmp_path / "results.csv").write_text("a\n1\n")
+    (tmp_path / "results.json").write_text("{}")
+    with sweep_run(config(tmp_path), None, resume=False) as sweep:
+        assert log_files(sweep.ref, [tmp_path / "results.csv", tmp_path / "results.json"])
+        assert log_files(sweep.ref, [tmp_path / "results.json"], "report")
+    listed = MlflowClient(sweep.ref.tracking_uri).list_artifacts(sweep.ref.run_id)
+    assert {entry.path for entry in listed} == {"config.yaml", "results.csv", "results.json", "report"}

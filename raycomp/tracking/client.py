@@ -1,4 +1,4 @@
-"""Rank 0's MLflow logger: metrics are buffered in memory and sent with ``log_batch`` at each report.
+"""``BatchedClient``: one run's writes, metrics buffered in memory and sent with ``log_batch``.
 
 Per-call logging costs ~10 ms a point on SQLite and ~20 ms over HTTP, against ~0.14 ms a point for
 ``log_batch`` (docs/tracking.md), so nothing is sent per step. A send that fails (the server went
@@ -20,26 +20,30 @@ from typing import Any
 from mlflow.entities import Metric, RunTag
 from mlflow.utils.validation import MAX_METRICS_PER_BATCH
 
-from raycomp.tracking.store import RunRef, one_line
+from raycomp.errors import one_line
+from raycomp.tracking.ref import RunRef
+from raycomp.tracking.store import make_client
 
 MAX_BUFFERED = 1_000_000  # points kept for a server that is down; the oldest beyond this are dropped
 
 
-class MlflowLogger:
-    """A ``LoggerDestination`` for one run, with an explicit client and run id (never the active run)."""
+class BatchedClient:
+    """Writes to the run ``ref`` through an explicit client and run id (never the active run).
+
+    Every write returns False instead of raising when the store refuses it (said once per kind).
+    """
 
     def __init__(self, ref: RunRef):
         self.ref = ref
-        self.client = ref.client()
+        self.client = make_client(ref.tracking_uri)
         self._points: list[Metric] = []
         self.failures = 0  # sends that failed (each is retried with the next flush)
         self.dropped = 0  # points lost because the buffer overflowed while the store was down
         self._failing: set[str] = set()
         self.seconds = 0.0  # time this process spent tracking: buffering and every send
 
-    # -- LoggerDestination ---------------------------------------------------------------------------
-
     def log_metrics(self, metrics: Mapping[str, Any], step: int) -> None:
+        """Buffers the finite numbers among ``metrics`` (booleans as 0/1); nothing is sent before ``flush``."""
         began = time.perf_counter()
         now = int(time.time() * 1000)
         for key, value in metrics.items():
@@ -48,8 +52,6 @@ class MlflowLogger:
             if isinstance(value, int | float) and math.isfinite(value):
                 self._points.append(Metric(key, float(value), now, int(step)))
         self.seconds += time.perf_counter() - began
-
-    # -- sends ---------------------------------------------------------------------------------------
 
     def flush(self) -> bool:
         """Sends every buffered point; False if the store did not take them (they stay buffered)."""
@@ -67,9 +69,12 @@ class MlflowLogger:
         batch = [RunTag(key, str(value)) for key, value in tags.items()]
         return self._guard("tags", lambda: self.client.log_batch(self.ref.run_id, tags=batch))
 
-    def log_artifact(self, local_path: str | Path, artifact_path: str | None = None) -> bool:
-        run_id = self.ref.run_id
-        return self._guard("artifacts", lambda: self.client.log_artifact(run_id, str(local_path), artifact_path))
+    def log_artifact(self, path: str | Path, folder: str | None = None) -> bool:
+        """Uploads the file ``path`` into the run's artifact ``folder`` (its root if None)."""
+        return self._guard("artifacts", lambda: self.client.log_artifact(self.ref.run_id, str(path), folder))
+
+    def log_text(self, text: str, artifact_file: str) -> bool:
+        return self._guard("artifacts", lambda: self.client.log_text(self.ref.run_id, text, artifact_file))
 
     def log_table(self, columns: list[str], rows: list[list[Any]], artifact_file: str) -> bool:
         """A table as MLflow writes one (pandas ``split`` JSON), replaced on each call, not appended to."""
@@ -88,9 +93,8 @@ class MlflowLogger:
 
         def delete() -> None:
             run = self.client.get_run(self.ref.run_id)
-            get_artifact_repository(run.info.artifact_uri, tracking_uri=self.ref.tracking_uri).delete_artifacts(
-                artifact_path
-            )
+            repository = get_artifact_repository(run.info.artifact_uri, tracking_uri=self.ref.tracking_uri)
+            repository.delete_artifacts(artifact_path)
 
         return self._guard("artifact deletion", delete)
 

@@ -9,14 +9,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from raycomp.tracking.reporter import BEST_TAG, LATEST_TAG
-from raycomp.tracking.store import make_client, one_line
+from raycomp import keys
+from raycomp.errors import NotFound, one_line
+from raycomp.tracking.store import make_client
 
-_RUN_ID = re.compile(r"^[0-9a-f]{32}$")
-
-
-class CheckpointNotFound(LookupError):
-    """The run or its checkpoint does not exist; the message says which and how to find one."""
+RUN_ID = re.compile(r"^[0-9a-f]{32}$")  # what an MLflow run id looks like
 
 
 def parse_run_reference(reference: str) -> tuple[str, str | None]:
@@ -25,26 +22,29 @@ def parse_run_reference(reference: str) -> tuple[str, str | None]:
         run_id, _, path = reference.removeprefix("runs:/").strip("/").partition("/")
     else:
         run_id, path = reference, ""
-    if not _RUN_ID.match(run_id):
-        raise CheckpointNotFound(f"{reference!r} is not an MLflow run id nor runs:/<run_id>[/path]")
+    if not RUN_ID.match(run_id):
+        raise NotFound(f"{reference!r} is not an MLflow run id nor runs:/<run_id>[/path]")
     return run_id, path or None
 
 
 def download_checkpoint(tracking_uri: str, reference: str, folder: str | Path) -> Path:
-    """Downloads the referenced checkpoint file into ``folder``; returns its local path."""
+    """Downloads the referenced checkpoint file into ``folder``; returns its local path.
+
+    Raises ``NotFound`` naming what is missing: the run, its checkpoint tag, or the artifact.
+    """
     run_id, path = parse_run_reference(reference)
     client = make_client(tracking_uri)
     try:
         run = client.get_run(run_id)
     except Exception as error:
-        raise CheckpointNotFound(f"no MLflow run {run_id} at {tracking_uri} ({one_line(error)})") from error
+        raise NotFound(f"no MLflow run {run_id} at {tracking_uri} ({one_line(error)})") from error
     if path in (None, "latest", "best"):
-        tag = BEST_TAG if path == "best" else LATEST_TAG
+        tag = keys.BEST_TAG if path == "best" else keys.LATEST_TAG
         path = run.data.tags.get(tag)
         if path is None:
-            raise CheckpointNotFound(f"MLflow run {run_id} has logged no checkpoint (no {tag} tag)")
+            raise NotFound(f"MLflow run {run_id} has logged no checkpoint (no {tag} tag)")
     try:
         local = Path(client.download_artifacts(run_id, path, str(folder)))
     except Exception as error:
-        raise CheckpointNotFound(f"no checkpoint {path!r} in MLflow run {run_id} ({one_line(error)})") from error
-    return local / "checkpoint.pt" if local.is_dir() else local
+        raise NotFound(f"no checkpoint {path!r} in MLflow run {run_id} ({one_line(error)})") from error
+    return local / keys.CHECKPOINT_FILE if local.is_dir() else local

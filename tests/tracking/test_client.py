@@ -1,4 +1,4 @@
-"""Rank 0's MLflow logger: batched sends, nothing lost when the store goes away, never an exception."""
+"""BatchedClient: batched sends, nothing lost when the store goes away, never an exception."""
 
 from __future__ import annotations
 
@@ -8,24 +8,24 @@ from pathlib import Path
 from helpers import free_port
 from mlflow import MlflowClient
 
-from raycomp.tracking import MlflowLogger, RunRef
+from raycomp.tracking import BatchedClient, RunRef
 
 
 def new_run(tmp_path) -> RunRef:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     client = MlflowClient(uri)
-    experiment_id = client.create_experiment("logger", artifact_location=(tmp_path / "artifacts").as_uri())
+    experiment_id = client.create_experiment("client", artifact_location=(tmp_path / "artifacts").as_uri())
     return RunRef(uri, experiment_id, client.create_run(experiment_id).info.run_id)
 
 
 def test_metrics_wait_in_memory_until_flush_then_go_in_batches(tmp_path):
     ref = new_run(tmp_path)
-    logger = MlflowLogger(ref)
+    batched = BatchedClient(ref)
     for step in range(2500):  # more than one log_batch (1000 metrics) holds
-        logger.log_metrics({"train/loss": 1.0 / (step + 1), "skipped": None, "nan": math.nan, "flag": True}, step)
+        batched.log_metrics({"train/loss": 1.0 / (step + 1), "skipped": None, "nan": math.nan, "flag": True}, step)
     client = MlflowClient(ref.tracking_uri)
     assert client.get_metric_history(ref.run_id, "train/loss") == []
-    assert logger.flush() and logger.failures == 0
+    assert batched.flush() and batched.failures == 0 and batched.seconds > 0
     history = client.get_metric_history(ref.run_id, "train/loss")
     assert sorted(m.step for m in history) == list(range(2500))
     assert {m.value for m in client.get_metric_history(ref.run_id, "flag")} == {1.0}
@@ -35,11 +35,12 @@ def test_metrics_wait_in_memory_until_flush_then_go_in_batches(tmp_path):
 def test_a_store_that_is_down_counts_a_failure_keeps_the_points_and_never_raises(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     ref = RunRef(f"http://127.0.0.1:{free_port()}", "0", "0" * 32)
-    logger = MlflowLogger(ref)
-    logger.log_metrics({"train/loss": 1.0}, 0)
-    assert not logger.flush() and not logger.flush()
-    assert logger.failures == 2 and len(logger._points) == 1  # kept for the next flush
-    assert not logger.log_artifact(__file__) and not logger.set_tags({"a": "b"})
+    batched = BatchedClient(ref)
+    batched.log_metrics({"train/loss": 1.0}, 0)
+    assert not batched.flush() and not batched.flush()
+    assert batched.failures == 2 and len(batched._points) == 1  # kept for the next flush
+    assert not batched.log_artifact(__file__) and not batched.set_tags({"a": "b"})
+    assert not batched.log_text("x", "x.txt") and not batched.delete_artifacts("checkpoints")
     err = capsys.readouterr().err
     assert err.count("MLflow metrics") == 1  # said once, not at every retry
     assert "training continues" in err and ref.tracking_uri in err
@@ -47,8 +48,21 @@ def test_a_store_that_is_down_counts_a_failure_keeps_the_points_and_never_raises
 
 def test_a_table_is_replaced_not_appended(tmp_path):
     ref = new_run(tmp_path)
-    logger = MlflowLogger(ref)
-    logger.log_table(["a", "b"], [[1, 2]], "traces.json")
-    logger.log_table(["a", "b"], [[3, 4]], "traces.json")
+    batched = BatchedClient(ref)
+    batched.log_table(["a", "b"], [[1, 2]], "traces.json")
+    batched.log_table(["a", "b"], [[3, 4]], "traces.json")
     path = MlflowClient(ref.tracking_uri).download_artifacts(ref.run_id, "traces.json", str(tmp_path))
     assert Path(path).read_text() == '{"columns": ["a", "b"], "data": [[3, 4]]}'
+
+
+def test_artifacts_text_tags_and_deletion(tmp_path):
+    ref = new_run(tmp_path)
+    batched = BatchedClient(ref)
+    (tmp_path / "a.txt").write_text("a")
+    assert batched.log_artifact(tmp_path / "a.txt", "folder") and batched.log_text("b", "b.txt")
+    assert batched.set_tags({"x": "y"})
+    client = MlflowClient(ref.tracking_uri)
+    assert {f.path for f in client.list_artifacts(ref.run_id)} == {"folder", "b.txt"}
+    assert client.get_run(ref.run_id).data.tags["x"] == "y"
+    assert batched.delete_artifacts("folder")
+    assert {f.path for f in client.list_artifacts(ref.run_id)} == {"b.txt"}

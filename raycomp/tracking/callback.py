@@ -1,0 +1,126 @@
+"""``MlflowCallback``: rank 0's one tracking object for a run, its metrics sink and its report sink.
+
+As a ``LoggerDestination`` it buffers every step's metrics. At each report (one per evaluation,
+called before the report goes to Ray, so a trial Tune stops at this report has logged it) it logs
+the report's metrics, the Engine's trace summary and the checkpoint, then flushes. Checkpoints are
+uploaded to a new ``checkpoints/step_<n>/`` folder; only then do the run's tags
+``raycomp.checkpoint.latest`` / ``.best`` point at it and older folders go, so a crash mid-upload
+leaves the previous checkpoint in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from raycomp import keys
+from raycomp.core import Callback, Logger, State
+from raycomp.tracking.client import BatchedClient
+from raycomp.tracking.ref import RunRef
+
+TRACKING_SECONDS = "time/tracking_s"  # TODO: keys.TRACKING_SECONDS once keys.py has it
+TRACE_TABLE = "traces.json"
+TRACE_COLUMNS = ["algorithm", "event", "count", "total_s", "mean_s", "exit_codes"]
+CHECKPOINTS = "checkpoints"
+# Sent through the Trainer's Logger already (every step; eval/* at each evaluation); the step is MLflow's axis.
+_PER_STEP = {"trainer/lr", keys.STEP}
+
+
+class MlflowCallback(Callback):
+    """Logs one run's steps and reports to MLflow; ``report`` adds ``tracking/failures`` and
+    ``time/tracking_s`` to the report's metrics for whatever sink gets them next."""
+
+    def __init__(self, ref: RunRef, *, metric: str, mode: str, num_to_keep: int | None):
+        self.client = BatchedClient(ref)
+        self.metric, self.mode, self.num_to_keep = metric, mode, num_to_keep
+        self.best: float | None = None
+        self.best_folder: str | None = None
+        self.kept: list[str] = []  # checkpoint folders in the run's artifacts, oldest first
+        self._restore()
+
+    # -- LoggerDestination -----------------------------------------------------------------------------
+
+    def log_metrics(self, metrics: Mapping[str, Any], step: int) -> None:
+        self.client.log_metrics(metrics, step)
+
+    # -- result sink -----------------------------------------------------------------------------------
+
+    def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
+        step = int(metrics.get(keys.STEP) or 0)
+        traces: Sequence[Mapping[str, Any]] = metrics.get(keys.TRACES) or []
+        # Rank 0 logs every step's train/loss; the report's is the mean over ranks since the last report.
+        skipped = {*_PER_STEP, keys.TRACES}
+        sent = {_renamed(k): v for k, v in metrics.items() if k not in skipped and not k.startswith("eval/")}
+        self.client.log_metrics(sent, step)
+        self.client.log_metrics(trace_metrics(traces), step)
+        if checkpoint_dir is not None:
+            self._log_checkpoint(Path(checkpoint_dir) / keys.CHECKPOINT_FILE, step, metrics.get(self.metric))
+        if keys.TRACES in metrics and (checkpoint_dir is not None or metrics.get(keys.FINISHED)):
+            self.client.log_table(TRACE_COLUMNS, trace_rows(traces), TRACE_TABLE)
+        self.client.flush()
+        metrics[keys.TRACKING_FAILURES] = self.client.failures
+        metrics[TRACKING_SECONDS] = self.client.seconds  # rank 0's time in MLflow calls and buffering so far
+
+    # -- loop hooks ------------------------------------------------------------------------------------
+
+    def fit_end(self, state: State, logger: Logger) -> None:
+        self.client.flush()
+
+    def close(self) -> None:
+        self.client.flush()
+
+    # -- checkpoints -----------------------------------------------------------------------------------
+
+    def _log_checkpoint(self, path: Path, step: int, value: Any) -> None:
+        folder = f"{CHECKPOINTS}/step_{step:08d}"
+        if not self.client.log_artifact(path, folder):
+            return
+        artifact = f"{folder}/{keys.CHECKPOINT_FILE}"
+        tags = {keys.LATEST_TAG: artifact}
+        if isinstance(value, int | float) and (self.best is None or _better(value, self.best, self.mode)):
+            self.best, self.best_folder = float(value), folder
+            tags.update({keys.BEST_TAG: artifact, keys.BEST_VALUE_TAG: repr(float(value))})
+        if not self.client.set_tags(tags):
+            return  # the pointers still name the previous checkpoints: keep their folders
+        if folder not in self.kept:
+            self.kept.append(folder)
+        if self.num_to_keep:
+            stale = [f for f in self.kept[: -self.num_to_keep] if f != self.best_folder]
+            for old in stale:
+                if self.client.delete_artifacts(old):
+                    self.kept.remove(old)
+
+    def _restore(self) -> None:
+        """A restarted worker continues the run's checkpoint bookkeeping (best value, kept folders)."""
+        run_id = self.client.ref.run_id
+        try:
+            run = self.client.client.get_run(run_id)
+            listed = self.client.client.list_artifacts(run_id, CHECKPOINTS)
+        except Exception:  # an unreachable store is reported by the first send, not here
+            return
+        tags = run.data.tags
+        if keys.BEST_VALUE_TAG in tags and keys.BEST_TAG in tags:
+            self.best, self.best_folder = float(tags[keys.BEST_VALUE_TAG]), str(Path(tags[keys.BEST_TAG]).parent)
+        self.kept = sorted(entry.path for entry in listed if entry.is_dir)
+
+
+def trace_metrics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """``trace/<Algorithm>/<event>/{count,total_s,mean_s}``: what each algorithm cost where it ran."""
+    metrics: dict[str, float] = {}
+    for row in rows:
+        prefix = f"trace/{row['algorithm']}/{row['event']}"
+        metrics.update({f"{prefix}/{field}": row[field] for field in ("count", "total_s", "mean_s")})
+    return metrics
+
+
+def trace_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    return [[row.get(column) for column in TRACE_COLUMNS] for row in rows]
+
+
+def _renamed(key: str) -> str:
+    return "train/loss_mean" if key == keys.TRAIN_LOSS else key
+
+
+def _better(value: float, best: float, mode: str) -> bool:
+    return value > best if mode == "max" else value < best
