@@ -13,12 +13,10 @@ import os
 import sys
 from pathlib import Path
 
-from raycomp.report.build import log_report, write_report
-from raycomp.report.data import Sweep, SweepNotFound, load_document
-
-
-class StoreDown(RuntimeError):
-    pass
+from raycomp.errors import NotFound, RaycompError, TrackingUnavailable, one_line
+from raycomp.layout import MLFLOW_DB, default_tracking_uri_near, sqlite_path
+from raycomp.report.sweep import Sweep, read_sweep
+from raycomp.report.write import REPORT_FOLDER, log_report, write_report
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -30,7 +28,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--out", type=Path, help="folder for the report (default: the sweep folder's report/)")
     parser.add_argument(
-        "--no-mlflow", action="store_true", help="read nothing from MLflow and log nothing to it (no trace summary)"
+        "--no-mlflow",
+        action="store_true",
+        help="read nothing from MLflow and log nothing to it (traces only from results.json)",
     )
     return parser.parse_args(argv)
 
@@ -40,77 +40,80 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # one results.json: no progress bars
     try:
         sweep = resolve(args.sweep, args.tracking_uri, use_mlflow=not args.no_mlflow)
-    except SweepNotFound as error:
+    except RaycompError as error:  # NotFound (2), TrackingUnavailable (3)
         print(f"error: {error}", file=sys.stderr)
-        return 2
-    except StoreDown as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 3
-    out = args.out or (sweep.folder / "report" if sweep.folder else Path("runs") / sweep.name / "report")
+        return error.exit_code
+    out = args.out or (sweep.folder or Path("runs") / sweep.name) / REPORT_FOLDER
     paths = write_report(sweep, out)
     if sweep.parent is not None and not args.no_mlflow and log_report(paths, sweep.parent):
-        print(f"logged to MLflow run {sweep.parent.run_id} under report/")
+        print(f"logged to MLflow run {sweep.parent.run_id} under {REPORT_FOLDER}/")
     print(f"report: {paths[-1]}")
     return 0
 
 
 def resolve(reference: str, tracking_uri: str | None, use_mlflow: bool = True) -> Sweep:
-    """The sweep at a folder (with its traces from MLflow when its parent run is found), or in MLflow."""
+    """The sweep at a folder (with its parent run, and traces it lacks from MLflow, when found), or in MLflow."""
     path = Path(reference)
     if path.exists():
-        sweep = load_document(path)
+        sweep = read_sweep(path)
         if not use_mlflow:
             return sweep.replace(traces_note="MLflow was not read (--no-mlflow); the trace summary is only there")
         return _with_parent(sweep, tracking_uri)
     if not use_mlflow:
-        raise SweepNotFound(f"no sweep at {reference}: no such folder (and --no-mlflow)")
-    from raycomp.report import tracked
+        raise NotFound(f"no sweep at {reference}: no such folder (and --no-mlflow)")
+    from raycomp.tracking import read
 
-    uri = tracking_uri or tracked.default_uri()
+    uri = tracking_uri or default_uri()
     if uri is None:
-        raise SweepNotFound(
+        raise NotFound(
             f"no sweep '{reference}': not a folder, and no MLflow store to look it up in "
             "(no runs/mlflow.db; give --tracking-uri or set MLFLOW_TRACKING_URI)"
         )
-    _exists(uri, reference)
+    store = sqlite_path(uri)
+    if store is not None and not store.is_file():  # MLflow would create an empty store
+        raise NotFound(f"no sweep '{reference}': not a folder, and no MLflow store at {uri}")
     try:
-        client = tracked.client_for(uri)
-        parent = tracked.find_parent(client, reference)
+        client = read.client_for(uri)
+        parent = read.find_sweep_run(client, reference)
+        if parent is None:
+            raise NotFound(f"no sweep '{reference}': not a folder, nor an MLflow run id or experiment name in {uri}")
+        run = read.read_sweep_run(client, uri, parent)
+        trials = read.trial_runs(client, run.ref)
+    except RaycompError:
+        raise
     except Exception as error:
-        raise StoreDown(f"MLflow tracking store {uri} did not answer: {_one_line(error)}") from error
-    if parent is None:
-        raise SweepNotFound(f"no sweep '{reference}': not a folder, nor an MLflow run id or experiment name in {uri}")
-    return tracked.load_parent(client, uri, parent)
+        reason = one_line(error, with_type=False)
+        raise TrackingUnavailable(f"MLflow tracking store {uri} did not answer: {reason}") from error
+    source = f"MLflow run {run.ref.run_id} at {uri}"
+    if run.rebuilt:
+        source += " (rebuilt from its trial runs: no results.json)"
+    return Sweep.from_results(run.results, run.name, source, run.folder).with_trial_runs(run.ref, *trials)
+
+
+def default_uri(folder: Path | None = None) -> str | None:
+    """``MLFLOW_TRACKING_URI``, else the SQLite store a sweep with default tracking writes beside its folder."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or default_tracking_uri_near(folder)
 
 
 def _with_parent(sweep: Sweep, tracking_uri: str | None) -> Sweep:
-    from raycomp.report import tracked
+    """The sweep with its MLflow parent run, to log the report to, and traces from MLflow for trials without."""
+    from raycomp.tracking import read
 
     assert sweep.folder is not None
-    uri = tracking_uri or tracked.default_uri(sweep.folder)
+    uri = tracking_uri or default_uri(sweep.folder)
     if uri is None:
-        database = sweep.folder.parent / "mlflow.db"
+        database = sweep.folder.parent / MLFLOW_DB
         note = f"no MLflow store beside this sweep ({database}): tracking was off, or give --tracking-uri"
         return sweep.replace(traces_note=note)
     try:
-        client = tracked.client_for(uri)
-        parent = tracked.parent_of_folder(client, sweep.folder)
+        client = read.client_for(uri)
+        parent = read.sweep_run_of_folder(client, sweep.folder)
         if parent is None:
             return sweep.replace(traces_note=f"no MLflow parent run for {sweep.folder} in {uri} (tracking was off?)")
-        return tracked.with_traces(sweep, client, uri, parent)
+        ref = read.run_ref(uri, parent)
+        return sweep.with_trial_runs(ref, *read.trial_runs(client, ref))
     except Exception as error:  # the results are still worth a report
-        return sweep.replace(traces_note=f"MLflow store {uri} did not answer: {_one_line(error)}")
-
-
-def _exists(uri: str, reference: str) -> None:
-    """A SQLite store that is not there is no store (MLflow would create an empty one)."""
-    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
-        raise SweepNotFound(f"no sweep '{reference}': not a folder, and no MLflow store at {uri}")
-
-
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
+        return sweep.replace(traces_note=f"MLflow store {uri} did not answer: {one_line(error, with_type=False)}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What the report derives from the trials without measuring anything: the Pareto front, repeats and
 their spread, the traces summed over the sweep. Speed-ups are not computed here: they are
-``raycomp.results``'s, read from ``results.json``."""
+``raycomp.report.summary``'s, as the sweep's end made them or ``results.json`` holds them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from raycomp.report.data import Sweep, Trial
+from raycomp import keys
+from raycomp.report.summary import TrialSummary
+from raycomp.report.sweep import Sweep
 
 SEED_KEYS = ("seed",)  # a config repeated with another seed is the same config, repeated
 
@@ -32,13 +34,13 @@ def pareto_front(points: Sequence[tuple[float, float]], mode: str = "max") -> li
     return sorted(front, key=lambda i: (points[i][0], i))
 
 
-def front_trials(sweep: Sweep) -> list[Trial]:
+def front_trials(sweep: Sweep) -> list[TrialSummary]:
     """The trials on the Pareto front of final metric against training wall time.
 
     Only trials that trained to their end count: a trial the scheduler stopped reports its metric in
     the middle of its learning-rate schedule, not what its config reaches in that time.
     """
-    finished = [t for t in sweep.trials if t.has_result and t.status == "TERMINATED"]
+    finished = [t for t in sweep.trials if t.has_result and t.status == keys.TERMINATED]
     points = [(t.wall_s, t.final_metric) for t in finished]
     return [finished[i] for i in pareto_front(points, sweep.mode)]
 
@@ -49,7 +51,7 @@ class Spread:
 
     variant: str
     overrides: dict[str, Any]
-    trials: tuple[Trial, ...]
+    trials: tuple[TrialSummary, ...]
 
     @property
     def n(self) -> int:
@@ -67,7 +69,7 @@ class Spread:
 
 def repeats(sweep: Sweep) -> list[Spread]:
     """Trials with a result grouped by config (variant and arguments, seed aside), in trial order."""
-    groups: dict[tuple, list[Trial]] = {}
+    groups: dict[tuple, list[TrialSummary]] = {}
     for trial in sweep.trials:
         if trial.has_result:
             groups.setdefault(config_key(trial), []).append(trial)
@@ -76,7 +78,7 @@ def repeats(sweep: Sweep) -> list[Spread]:
     ]
 
 
-def config_key(trial: Trial) -> tuple:
+def config_key(trial: TrialSummary) -> tuple:
     return (trial.variant, tuple(sorted((k, repr(v)) for k, v in _without_seed(trial.overrides).items())))
 
 

@@ -1,6 +1,6 @@
 """The report as one self-contained HTML page: the figures inlined as base64 PNG data URIs, no outside files.
 
-Every number in the method-card table is read from the sweep's ``results.json`` (``raycomp.results``)
+Every number in the method-card table is the sweep's ``TrialSummary`` (as ``results.json`` holds it)
 and carried in the cell's ``data-value`` as JSON too, so a test can hold the page to the file.
 """
 
@@ -13,8 +13,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from raycomp import keys
 from raycomp.report.analysis import format_args, front_trials, has_traces, repeats, trace_totals
-from raycomp.report.data import Sweep, Trial
+from raycomp.report.summary import TrialSummary
+from raycomp.report.sweep import Sweep
 
 STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px auto; max-width: 1180px;
@@ -115,7 +117,7 @@ def _card(sweep: Sweep) -> str:
     return head + f'<table id="method-card">{header}{"".join(rows)}</table>'
 
 
-def _card_row(trial: Trial, sweep: Sweep) -> str:
+def _card_row(trial: TrialSummary, sweep: Sweep) -> str:
     badges = ""
     if trial.is_baseline:
         badges += '<span class="badge">baseline</span>'
@@ -171,7 +173,7 @@ def _spread(sweep: Sweep) -> str:
         never = f" ({group.never} never)" if group.never else ""
         speedups_text = f"{speedup_text(speedups[0])}–{speedup_text(speedups[1])}" if speedups else "never"
         metric, wall = group.range("final_metric"), group.range("wall_s")
-        arguments = "baseline" if group.variant == "baseline" else format_args(group.overrides)
+        arguments = keys.BASELINE if group.variant == keys.BASELINE else format_args(group.overrides)
         rows.append(
             f"<tr><td class='args'>{_e(arguments)}</td><td class='num'>{group.n}</td>"
             f"<td class='num'>{metric_text(metric[0])}–{metric_text(metric[1])}</td>"
@@ -213,12 +215,12 @@ def _image(path: Path | None, alt: str) -> str:
     return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
 
 
-def _cell(trial: Trial, key: str, text: str) -> str:
+def _cell(trial: TrialSummary, key: str, text: str) -> str:
     value: Any = getattr(trial, key)
     return f"<td class='num' data-key='{key}' data-value='{_e(json.dumps(value))}'>{text}</td>"
 
 
-def _never(trial: Trial, sweep: Sweep) -> str:
+def _never(trial: TrialSummary, sweep: Sweep) -> str:
     return '<span class="never">never</span>' if sweep.baseline is not None and trial.has_result else "–"
 
 

@@ -8,8 +8,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from raycomp import keys
 from raycomp.report.analysis import format_args, front_trials, repeats, trace_totals
-from raycomp.report.data import Sweep, Trial
+from raycomp.report.summary import TrialSummary
+from raycomp.report.sweep import Sweep
 
 BASELINE_COLOR = "black"
 DPI = 110
@@ -26,7 +28,7 @@ def trial_colors(sweep: Sweep) -> dict[str, Any]:
     return colors
 
 
-def legend_speedup(trial: Trial, sweep: Sweep) -> str:
+def legend_speedup(trial: TrialSummary, sweep: Sweep) -> str:
     if sweep.baseline is None or not trial.has_result:
         return "-"
     return f"{trial.speedup:.2f}×" if trial.speedup is not None else "never"
@@ -53,7 +55,7 @@ def time_to_accuracy(sweep: Sweep, path: Path) -> Path:
         if trial.is_baseline:
             axes.plot(xs, ys, color=BASELINE_COLOR, lw=3, marker="o", ms=5, zorder=5, label=f"baseline {label}")
         else:
-            style = "--" if trial.status == "STOPPED" else "-"
+            style = "--" if trial.status == keys.STOPPED else "-"
             axes.plot(xs, ys, style, color=colors[trial.trial_id], lw=1.3, marker="o", ms=3, alpha=0.9, label=label)
     if baseline is not None:
         axes.axhline(baseline.final_metric, color=BASELINE_COLOR, lw=0.8, ls=":", zorder=1)
@@ -85,8 +87,10 @@ def pareto(sweep: Sweep, path: Path) -> Path:
             continue
         color = colors[trial.trial_id]
         if trial.is_baseline:
-            axes.scatter(trial.wall_s, trial.final_metric, marker="*", s=260, color=color, zorder=6, label="baseline")
-        elif trial.status == "TERMINATED":
+            axes.scatter(
+                trial.wall_s, trial.final_metric, marker="*", s=260, color=color, zorder=6, label=keys.BASELINE
+            )
+        elif trial.status == keys.TERMINATED:
             axes.scatter(trial.wall_s, trial.final_metric, s=45, color=color, zorder=4)
         else:
             axes.scatter(trial.wall_s, trial.final_metric, s=45, facecolors="none", edgecolors=color, zorder=4)
@@ -96,7 +100,7 @@ def pareto(sweep: Sweep, path: Path) -> Path:
         ys = [t.final_metric for t in front]
         axes.step(xs, ys, where="post", color="tab:red", lw=1.5, alpha=0.7, zorder=3, label="Pareto front")
         for i, trial in enumerate(front):
-            text = "baseline" if trial.is_baseline else format_args(trial.overrides, "\n") or trial.trial_id
+            text = keys.BASELINE if trial.is_baseline else format_args(trial.overrides, "\n") or trial.trial_id
             right = i % 2 == 0  # below the point, alternately right and left: neighbours' labels overlap less
             axes.annotate(
                 text,
@@ -141,7 +145,7 @@ def pareto(sweep: Sweep, path: Path) -> Path:
 
 def _focus_on_finished(axes: Any, sweep: Sweep) -> None:
     """The metric axis spans the trials that trained to their end; stopped ones far below are counted instead."""
-    finished = [t.final_metric for t in sweep.trials if t.has_result and t.status == "TERMINATED"]
+    finished = [t.final_metric for t in sweep.trials if t.has_result and t.status == keys.TERMINATED]
     if len(finished) < 2:
         return
     low, high = min(finished), max(finished)

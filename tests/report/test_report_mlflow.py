@@ -1,6 +1,6 @@
 """The report read from MLflow: a parent run with its trial runs in a SQLite store, made with MlflowClient
 directly. With the parent's results.json, and without it (rebuilt from the trial runs by the same
-``raycomp.results.summarize``)."""
+``raycomp.report.summary.summarize``)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 from reportkit import SB, hand_made_records, method_card
 
+from raycomp.keys import WALL
+from raycomp.report import TraceRow, summarize, write_results
 from raycomp.report.__main__ import main, resolve
-from raycomp.report.data import TraceRow
-from raycomp.results import WALL, summarize, write_results
 
 STATUS = {"TERMINATED": "FINISHED", "STOPPED": "KILLED", "ERROR": "FAILED"}
 

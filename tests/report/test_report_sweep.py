@@ -13,7 +13,7 @@ import yaml
 from mlflow import MlflowClient
 from reportkit import SB, method_card
 
-from raycomp.results import WALL
+from raycomp.keys import WALL
 
 FIGURES = {"time_to_accuracy.png", "pareto.png", "traces.png"}
 
@@ -127,14 +127,14 @@ def test_the_cli_writes_the_same_table_from_the_folder_and_from_mlflow(sweep, tm
 
 def test_a_report_that_fails_keeps_the_results_and_the_exit_code(tmp_path, local_ray, monkeypatch, capsys):
     import raycomp.report
-    from raycomp.report import report_sweep_folder
+    from raycomp.report import read_results, write_sweep_report
     from raycomp.report.__main__ import main as report_main
     from raycomp.tune import main, parse_args
 
-    def broken(folder, tracking):
+    def broken(*args, **kwargs):
         raise RuntimeError("no canvas\ntoday")
 
-    monkeypatch.setattr(raycomp.report, "report_sweep_folder", broken)
+    monkeypatch.setattr(raycomp.report, "write_sweep_report", broken)
     experiment = tiny_experiment(tmp_path, name="untracked", max_duration="1ep", tracking={"enabled": False})
     experiment["sweep"]["space"] = {f"{SB}.keep": {"grid": [0.5]}}
     path = tmp_path / "untracked.yaml"
@@ -147,9 +147,11 @@ def test_a_report_that_fails_keeps_the_results_and_the_exit_code(tmp_path, local
     assert not (folder / "report").exists() and not (tmp_path / "mlflow.db").exists()
 
     monkeypatch.undo()
-    paths = report_sweep_folder(folder, None)  # as the sweep's end calls it with tracking off
-    assert {p.name for p in paths} == {"time_to_accuracy.png", "pareto.png", "report.html"}
-    assert "No trace summary: tracking was off for this sweep (tracking.enabled: false)" in paths[-1].read_text()
+    results = read_results(folder)  # as the sweep's end calls it with tracking off, from the same summaries
+    paths = write_sweep_report(results.trials, "untracked", results.metric, results.mode, folder, None)
+    assert {p.name for p in paths} == FIGURES | {"report.html"}
+    traces = "<td>SelectiveBackprop</td><td>after_dataloader</td><td class='num'>1</td>"  # the method trial's
+    assert traces in paths[-1].read_text()  # the traces came with the trial's reports, not through MLflow
     assert report_main([str(folder)]) == 0
-    assert "No trace summary: no MLflow store beside this sweep" in paths[-1].read_text()
+    assert traces in paths[-1].read_text()
     assert parse_args([str(path), "--no-report"]).no_report and not parse_args([str(path)]).no_report

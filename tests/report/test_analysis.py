@@ -5,8 +5,8 @@ from __future__ import annotations
 from reportkit import SB, hand_made_records
 
 from raycomp.report.analysis import format_args, front_trials, pareto_front, repeats
-from raycomp.report.data import from_document
-from raycomp.results import results_document, summarize
+from raycomp.report.summary import summarize
+from raycomp.report.sweep import Sweep
 
 
 def test_front_keeps_only_points_nothing_is_faster_and_better_than():
@@ -30,8 +30,7 @@ def test_empty_and_single():
 
 
 def _sweep():
-    document = results_document(summarize(hand_made_records()), "eval/accuracy", "max")
-    return from_document(document, "made", "test")
+    return Sweep.of(summarize(hand_made_records()), "made", "eval/accuracy", "max", "test")
 
 
 def test_front_trials_leave_out_stopped_and_failed_trials():

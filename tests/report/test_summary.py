@@ -1,7 +1,9 @@
 import csv
 import json
 
-from raycomp.results import WALL, TrialRecord, best, format_table, summarize, write_results
+from raycomp.keys import WALL
+from raycomp.report.results_files import write_results
+from raycomp.report.summary import TrialRecord, best, format_table, summarize
 
 
 def history(*points):

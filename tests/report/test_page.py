@@ -13,10 +13,10 @@ import sys
 import pytest
 from reportkit import MACHINE, method_card
 
-from raycomp.report import load_document, write_report
+from raycomp.report import read_sweep, write_report
 from raycomp.report.__main__ import main
-from raycomp.report.data import TraceRow
 from raycomp.report.page import metric_text, seconds_text, speedup_text
+from raycomp.report.summary import TraceRow
 
 
 def test_cli_writes_figures_and_a_self_contained_page(hand_made_sweep, capsys):
@@ -82,7 +82,7 @@ def test_without_mlflow_the_page_says_why_there_are_no_traces(hand_made_sweep):
 
 
 def test_traces_are_drawn_and_tabled_per_algorithm_and_event(hand_made_sweep, tmp_path):
-    sweep = load_document(hand_made_sweep)
+    sweep = read_sweep(hand_made_sweep)
     rows = (TraceRow("SelectiveBackprop", "after_dataloader", 8, 0.5), TraceRow("SelectiveBackprop", "init", 1, 0.001))
     trials = tuple(dataclasses.replace(t, traces=() if t.is_baseline else rows) for t in sweep.trials)
     paths = write_report(sweep.replace(trials=trials), tmp_path / "out")
@@ -110,12 +110,14 @@ def test_missing_sweep_exits_2_with_one_line(tmp_path, monkeypatch, capsys):
 def test_at_the_sweeps_end_a_store_that_went_away_costs_only_the_traces(hand_made_sweep, monkeypatch):
     from helpers import free_port
 
-    from raycomp.report import report_sweep_folder
+    from raycomp.report import read_results, write_sweep_report
+    from raycomp.tracking.ref import RunRef
 
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
     uri = f"http://127.0.0.1:{free_port()}"
-    paths = report_sweep_folder(hand_made_sweep, {"tracking_uri": uri, "experiment_id": "1", "run_id": "0" * 32})
+    trials = read_results(hand_made_sweep).trials  # written by hand-made trials that reported no traces
+    paths = write_sweep_report(trials, "made", "eval/accuracy", "max", hand_made_sweep, RunRef(uri, "1", "0" * 32))
     assert [p.name for p in paths] == ["time_to_accuracy.png", "pareto.png", "report.html"]
     assert f"No trace summary: the MLflow store {uri} did not answer" in paths[-1].read_text()
 
@@ -131,7 +133,7 @@ def test_at_the_sweeps_end_a_store_that_went_away_costs_only_the_traces(hand_mad
 def test_the_report_is_written_whatever_the_sweeps_shape(tmp_path, keep):
     from reportkit import hand_made_records
 
-    from raycomp.results import summarize, write_results
+    from raycomp.report import summarize, write_results
 
     write_results(tmp_path / "odd", summarize([r for r in hand_made_records() if keep(r)]), "eval/accuracy", "max")
     assert main([str(tmp_path / "odd"), "--no-mlflow"]) == 0

@@ -1,0 +1,126 @@
+"""``results.csv`` and ``results.json``: a sweep's trial summaries on disk, written atomically and read back.
+
+The CSV is one flat row per trial (``TrialSummary.row``). The JSON adds the metric, the mode, the best
+trial, and per trial what the report draws: ``machine``, ``curve`` and ``traces``.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from raycomp import keys
+from raycomp.errors import NotFound
+from raycomp.report.summary import (
+    LEADING_COLUMNS,
+    TRAILING_COLUMNS,
+    TraceRow,
+    TrialSummary,
+    best,
+    column_name,
+    finite,
+)
+
+# results.json's per-trial keys besides the row's columns
+REPORT_KEYS = ("machine", "curve", "traces")
+
+
+@dataclasses.dataclass(frozen=True)
+class Results:
+    """What ``results.json`` holds, as summaries again."""
+
+    metric: str
+    mode: str
+    trials: tuple[TrialSummary, ...]
+    best_id: str | None
+
+
+def write_results(folder: str | Path, summaries: Sequence[TrialSummary], metric: str, mode: str) -> list[Path]:
+    """``results.csv`` and ``results.json`` (with the best trial), each written atomically."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [s.row(metric) for s in summaries]
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(rows)
+    paths = [folder / keys.RESULTS_CSV, folder / keys.RESULTS_JSON]
+    _atomic_write(paths[0], buffer.getvalue())
+    _atomic_write(paths[1], json.dumps(results_document(summaries, metric, mode), indent=2, default=str))
+    return paths
+
+
+def results_document(summaries: Sequence[TrialSummary], metric: str, mode: str) -> dict[str, Any]:
+    """What ``results.json`` holds: the metric, the best trial, and each trial's row, hardware, curve, traces."""
+    winner = best(summaries, mode)
+    trials = [
+        {
+            **s.row(metric),
+            "machine": s.machine,
+            "curve": [{keys.STEP: step, "wall_s": wall, metric: value} for step, wall, value in s.curve],
+            "traces": None if s.traces is None else [row.to_dict() for row in s.traces],
+        }
+        for s in summaries
+    ]
+    return {"metric": metric, "mode": mode, "best": winner.row(metric) if winner else None, "trials": trials}
+
+
+def read_results(path: str | Path) -> Results:
+    """The summaries in a ``results.json`` (the file, or the sweep folder holding it)."""
+    file = results_file(path)
+    if not file.is_file():
+        raise NotFound(f"no {keys.RESULTS_JSON} in {path}")
+    return parse_results(json.loads(file.read_text()))
+
+
+def results_file(path: str | Path) -> Path:
+    """``path`` itself, or the ``results.json`` in it when it is a folder."""
+    path = Path(path)
+    return path / keys.RESULTS_JSON if path.is_dir() else path
+
+
+def parse_results(document: dict[str, Any]) -> Results:
+    metric, mode = document["metric"], document["mode"]
+    trials = tuple(_summary(row, metric) for row in document["trials"])
+    return Results(metric, mode, trials, (document.get("best") or {}).get("trial_id"))
+
+
+def _summary(row: dict[str, Any], metric: str) -> TrialSummary:
+    columns = {column_name(attribute, metric): attribute for attribute in LEADING_COLUMNS + TRAILING_COLUMNS}
+    overrides = {key: value for key, value in row.items() if key not in columns and key not in REPORT_KEYS}
+    values = {attribute: row.get(column) for column, attribute in columns.items()}
+    curve = tuple(
+        (point.get(keys.STEP), point.get("wall_s"), float(point[metric]))
+        for point in row.get("curve") or []
+        if finite(point.get(metric)) is not None
+    )
+    traces = row.get("traces")
+    return TrialSummary(
+        trial_id=str(values["trial_id"]),
+        variant=str(values["variant"]),
+        overrides=overrides,
+        status=str(values["status"]),
+        final_metric=finite(values["final_metric"]),
+        wall_s=finite(values["wall_s"]),
+        time_to_baseline_s=finite(values["time_to_baseline_s"]),
+        speedup=finite(values["speedup"]),
+        error=values["error"],
+        curve=curve,
+        machine=row.get("machine"),
+        traces=None if traces is None else tuple(TraceRow.from_dict(trace) for trace in traces),
+    )
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as file:
+        file.write(text)
+    os.replace(tmp, path)

@@ -1,0 +1,82 @@
+"""A sweep as the report sees it: its trials' summaries, and where they came from.
+
+The numbers are ``raycomp.report.summary``'s (``summarize``, in memory at the end of a sweep or read
+back from ``results.json``); nothing here computes a speed-up again. A trial's traces travel with its
+reports; those a trial lacks (an older ``results.json``) may be added from its MLflow run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from raycomp.report.results_files import Results, read_results, results_file
+from raycomp.report.summary import TraceRow, TrialSummary, best
+
+if TYPE_CHECKING:
+    from raycomp.tracking.ref import RunRef
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    name: str
+    metric: str
+    mode: str
+    trials: tuple[TrialSummary, ...]
+    best_id: str | None
+    source: str  # where the data came from, in words
+    folder: Path | None = None  # the sweep's output folder, when known on this machine
+    parent: RunRef | None = None  # the sweep's MLflow parent run, when found
+    traces_note: str | None = None  # why there is no trace summary
+
+    @classmethod
+    def of(
+        cls, summaries: Sequence[TrialSummary], name: str, metric: str, mode: str, source: str, **context: Any
+    ) -> Sweep:
+        """The sweep of summaries made in memory (the best trial picked as ``results.json`` picks it)."""
+        winner = best(summaries, mode)
+        return cls(name, metric, mode, tuple(summaries), winner.trial_id if winner else None, source, **context)
+
+    @classmethod
+    def from_results(cls, results: Results, name: str, source: str, folder: Path | None = None) -> Sweep:
+        return cls(name, results.metric, results.mode, results.trials, results.best_id, source, folder)
+
+    @property
+    def baseline(self) -> TrialSummary | None:
+        return next((t for t in self.trials if t.is_baseline and t.has_result), None)
+
+    @property
+    def machines(self) -> list[str]:
+        return sorted({t.machine for t in self.trials if t.machine})
+
+    @property
+    def lacks_traces(self) -> bool:
+        """Some trial's traces are not known (not that it ran no algorithm: that is an empty tuple)."""
+        return any(t.traces is None for t in self.trials)
+
+    def replace(self, **changes: Any) -> Sweep:
+        return dataclasses.replace(self, **changes)
+
+    def with_trial_runs(
+        self, parent: RunRef, run_ids: Mapping[str, str], traces: Mapping[str, tuple[TraceRow, ...]]
+    ) -> Sweep:
+        """The sweep with its MLflow parent run, each trial's run id, and traces for trials that had none."""
+        trials = tuple(
+            dataclasses.replace(
+                trial,
+                run_id=run_ids.get(trial.trial_id, trial.run_id),
+                traces=trial.traces if trial.traces is not None else traces.get(trial.trial_id),
+            )
+            for trial in self.trials
+        )
+        note = None if run_ids else f"the MLflow parent run {parent.run_id} has no trial runs"
+        return self.replace(trials=trials, parent=parent, traces_note=note)
+
+
+def read_sweep(path: str | Path) -> Sweep:
+    """The sweep in a ``results.json`` (a file, or the sweep folder holding one)."""
+    results = read_results(path)
+    file = results_file(path)
+    return Sweep.from_results(results, file.parent.name, str(file), file.parent)

@@ -1,0 +1,77 @@
+"""Writes a sweep's speed-up report (PNG figures and ``report.html``) and logs it to the sweep's MLflow parent run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from raycomp import keys
+from raycomp.errors import one_line
+from raycomp.report import page, plots
+from raycomp.report.summary import TrialSummary
+from raycomp.report.sweep import Sweep
+
+if TYPE_CHECKING:
+    from raycomp.tracking.ref import RunRef
+
+REPORT_FOLDER = "report"  # in the sweep folder, and in the parent run's artifacts
+FIGURES = {"curves": "time_to_accuracy.png", "pareto": "pareto.png", "traces": "traces.png"}
+NO_TRACKING = "tracking was off for this sweep (tracking.enabled: false), and its trials reported no traces"
+
+
+def write_report(sweep: Sweep, folder: str | Path) -> list[Path]:
+    """The figures and the page in ``folder``; returns their paths, the page last."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    images: dict[str, Path | None] = {
+        "curves": plots.time_to_accuracy(sweep, folder / FIGURES["curves"]),
+        "pareto": plots.pareto(sweep, folder / FIGURES["pareto"]),
+        "traces": plots.traces(sweep, folder / FIGURES["traces"]),
+    }
+    stale = folder / FIGURES["traces"]
+    if images["traces"] is None and stale.exists():  # an earlier report's, not this sweep's
+        stale.unlink()
+    html = folder / keys.REPORT_HTML
+    staging = folder / f".{keys.REPORT_HTML}.tmp"
+    staging.write_text(page.render(sweep, images), encoding="utf-8")
+    os.replace(staging, html)  # whole or not at all
+    return [path for path in images.values() if path is not None] + [html]
+
+
+def log_report(paths: list[Path], parent: RunRef) -> bool:
+    """Attaches the files to the parent run under ``report/``; False (already printed) if the store refused."""
+    from raycomp.tracking import log_files
+
+    return log_files(parent, paths, REPORT_FOLDER)
+
+
+def write_sweep_report(
+    summaries: Sequence[TrialSummary], name: str, metric: str, mode: str, folder: str | Path, parent: RunRef | None
+) -> list[Path]:
+    """The report at the end of ``python -m raycomp.tune``, from the summaries in memory: written to
+    ``folder/report`` and logged to the sweep's MLflow parent run, if tracked. The traces come with the
+    summaries; only trials without any are looked up in their MLflow runs."""
+    folder = Path(folder)
+    sweep = Sweep.of(summaries, name, metric, mode, str(folder / keys.RESULTS_JSON), folder=folder, parent=parent)
+    if parent is None:
+        sweep = sweep.replace(traces_note=NO_TRACKING)
+    elif sweep.lacks_traces:
+        sweep = _with_traces_from_mlflow(sweep, parent)
+    paths = write_report(sweep, folder / REPORT_FOLDER)
+    if sweep.parent is not None:
+        log_report(paths, sweep.parent)
+    return paths
+
+
+def _with_traces_from_mlflow(sweep: Sweep, parent: RunRef) -> Sweep:
+    from raycomp.tracking import read
+
+    try:
+        return sweep.with_trial_runs(parent, *read.trial_runs(read.client_for(parent.tracking_uri), parent))
+    except Exception as error:  # the store went away: the report without those traces is still worth writing
+        reason = one_line(error, with_type=False)
+        return sweep.replace(
+            parent=None, traces_note=f"the MLflow store {parent.tracking_uri} did not answer ({reason})"
+        )

@@ -1,0 +1,66 @@
+"""results.json for the report: each trial's curve, the hardware its times were measured on and its traces,
+and the summaries read back as they were written."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from reportkit import MACHINE, hand_made_records, traced_records
+
+from raycomp.errors import NotFound
+from raycomp.keys import TRACES, WALL
+from raycomp.report.results_files import read_results, write_results
+from raycomp.report.summary import TraceRow, TrialRecord, summarize
+
+
+def test_results_json_carries_each_trials_curve_and_machine(tmp_path):
+    records = hand_made_records()
+    csv_path, json_path = write_results(tmp_path, summarize(records), "eval/accuracy", "max")
+    trials = {t["trial_id"]: t for t in json.loads(json_path.read_text())["trials"]}
+    for record in records:
+        expected = [{"step": r["step"], "wall_s": r[WALL], "eval/accuracy": r["eval/accuracy"]} for r in record.history]
+        assert trials[record.trial_id]["curve"] == expected
+        assert trials[record.trial_id]["machine"] == (MACHINE if record.history else None)
+    header = csv_path.read_text().splitlines()[0]
+    assert "curve" not in header and "machine" not in header  # the CSV stays one flat row per trial
+
+
+def test_reports_without_the_metric_or_with_nan_are_not_points():
+    history = [
+        {"step": 1, WALL: 1.0, "eval/accuracy": math.nan},
+        {"step": 2, WALL: 2.0},
+        {"step": 3, WALL: 3.0, "eval/accuracy": 0.5, "machine": "old"},
+        {"step": 4, WALL: math.nan, "eval/accuracy": 0.0, "machine": "new"},
+    ]
+    [summary] = summarize([TrialRecord("t", "baseline", {}, "TERMINATED", history)])
+    assert summary.curve == ((3, 3.0, 0.5), (4, None, 0.0)) and summary.machine == "new"
+
+
+def test_summaries_come_back_from_results_json_as_they_went_in_traces_included(tmp_path):
+    summaries = summarize(traced_records())
+    assert summaries[1].traces == (TraceRow("SelectiveBackprop", "after_dataloader", 16, 1.0),)  # its last report's
+    assert summaries[0].traces == () and summaries[5].traces is None  # the baseline ran none; t5 never reported
+    write_results(tmp_path, summaries, "eval/accuracy", "max")
+    results = read_results(tmp_path)
+    assert results.trials == tuple(summaries)
+    assert (results.metric, results.mode, results.best_id) == ("eval/accuracy", "max", "t1")
+    trial = json.loads((tmp_path / "results.json").read_text())["trials"][1]
+    assert trial["traces"] == [
+        {"algorithm": "SelectiveBackprop", "event": "after_dataloader", "count": 16, "total_s": 1.0}
+    ]
+
+
+def test_a_records_traces_field_wins_over_its_reports_and_a_missing_value_is_not_traces():
+    row = {"algorithm": "EMA", "event": "batch_end", "count": 3, "total_s": 0.5}
+    given = TrialRecord("a", "method", {}, "TERMINATED", [{WALL: 1.0, TRACES: []}], traces=[row])
+    from_reports = TrialRecord("b", "method", {}, "TERMINATED", [{TRACES: [row]}, {WALL: 1.0, TRACES: math.nan}])
+    none = TrialRecord("c", "method", {}, "TERMINATED", [{WALL: 1.0}])
+    traces = [s.traces for s in summarize([given, from_reports, none])]
+    assert traces == [(TraceRow("EMA", "batch_end", 3, 0.5),)] * 2 + [None]  # NaN: a report without the key
+
+
+def test_a_missing_results_json_is_not_found(tmp_path):
+    with pytest.raises(NotFound, match=r"no results\.json in"):
+        read_results(tmp_path)
