@@ -24,7 +24,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("sweep", help="sweep folder (with results.json), MLflow parent run id, or experiment name")
     parser.add_argument(
         "--tracking-uri",
-        help="MLflow store (default: MLFLOW_TRACKING_URI, else mlflow.db beside the sweep folder or runs/mlflow.db)",
+        help=f"MLflow store (default: MLFLOW_TRACKING_URI, else {MLFLOW_DB} beside the sweep folder "
+        f"or runs/{MLFLOW_DB})",
     )
     parser.add_argument("--out", type=Path, help="folder for the report (default: the sweep folder's report/)")
     parser.add_argument(
@@ -67,7 +68,7 @@ def resolve(reference: str, tracking_uri: str | None, use_mlflow: bool = True) -
     if uri is None:
         raise NotFound(
             f"no sweep '{reference}': not a folder, and no MLflow store to look it up in "
-            "(no runs/mlflow.db; give --tracking-uri or set MLFLOW_TRACKING_URI)"
+            f"(no runs/{MLFLOW_DB}; give --tracking-uri or set MLFLOW_TRACKING_URI)"
         )
     store = sqlite_path(uri)
     if store is not None and not store.is_file():  # MLflow would create an empty store
