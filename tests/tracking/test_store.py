@@ -7,7 +7,8 @@ import yaml
 from helpers import free_port
 
 from raycomp.config import ExperimentConfig
-from raycomp.tracking import TrackingUnavailable, open_experiment, tracking_uri
+from raycomp.errors import TrackingUnavailable
+from raycomp.tracking import open_experiment, tracking_uri
 
 
 def config(tmp_path, **tracking) -> ExperimentConfig:
@@ -39,6 +40,7 @@ def test_an_unreachable_server_is_one_line_naming_the_uri(tmp_path):
         open_experiment(config(tmp_path, tracking_uri=uri))
     message = str(raised.value)
     assert uri in message and "not reachable" in message and "\n" not in message
+    assert "tracking.enabled: false" in message and raised.value.exit_code == 3
 
 
 @pytest.mark.parametrize("cli", ["raycomp.train", "raycomp.tune"])
