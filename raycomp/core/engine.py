@@ -27,7 +27,7 @@ class Engine:
         self.state = state
         self.logger = logger if logger is not None else Logger()
         self.algorithm_passes: list[AlgorithmPass] = default_passes() if passes is None else list(passes)
-        self.trace_summary = TraceSummary()
+        self.trace_summary: TraceSummary = state.trace_summary  # on the State, where callbacks can read it
         self.last_traces: dict[Event, list[Trace]] = {}
 
     def register_pass(self, algorithm_pass: AlgorithmPass, index: int | None = None) -> None:

@@ -14,6 +14,7 @@ from raycomp.core.algorithm import Algorithm, class_path
 from raycomp.core.callback import Callback
 from raycomp.core.precision import Precision
 from raycomp.core.time import Time, Timestamp, TimeUnit
+from raycomp.core.trace import TraceSummary
 
 
 @dataclasses.dataclass
@@ -88,6 +89,8 @@ class State:
         self.outputs: torch.Tensor | None = None
         self.eval_metrics: dict[str, float] = {}
         self.stop_requested = False
+        # What each algorithm cost where it ran; the Engine adds to it, callbacks (result reports) read it.
+        self.trace_summary = TraceSummary()
 
     # -- duration -------------------------------------------------------------------------------
     @property
