@@ -1,11 +1,13 @@
 """The algorithms as plain functions, for use in your own training loop (``import raycomp.functional as rf``)."""
 
-from raycomp.algorithms.blurpool import apply_blurpool, blur_2d, blurmax_pool2d
+from raycomp.algorithms._targets import ensure_targets_one_hot
+from raycomp.algorithms.blurpool import apply_blurpool
+from raycomp.algorithms.blurpool_layers import blur_2d, blurmax_pool2d
 from raycomp.algorithms.channels_last import apply_channels_last
 from raycomp.algorithms.cutmix import cutmix_batch
 from raycomp.algorithms.ema import compute_ema
 from raycomp.algorithms.gradient_clipping import apply_gradient_clipping
-from raycomp.algorithms.label_smoothing import ensure_targets_one_hot, smooth_labels
+from raycomp.algorithms.label_smoothing import smooth_labels
 from raycomp.algorithms.layer_freezing import freeze_layers
 from raycomp.algorithms.mixup import mixup_batch
 from raycomp.algorithms.progressive_resizing import resize_batch

@@ -5,7 +5,7 @@ from parts of them (like Cutout) while no training signal is thrown away. One bo
 fraction ``1 - lambda``, ``lambda ~ Beta(alpha, alpha)``, centred uniformly at random and clipped at the
 borders; the targets (or losses) are then weighted by the areas actually kept and pasted, as Composer.
 
-Events and the ``interpolate_loss`` choice are MixUp's (see ``raycomp.algorithms.mixup``): BEFORE_FORWARD
+Events and the ``interpolate_loss`` choice are MixUp's (see ``raycomp.algorithms._pair_mixing``): BEFORE_FORWARD
 mixes, BEFORE_LOSS/AFTER_LOSS mix and restore the targets, or AFTER_LOSS interpolates the loss.
 
 Differences from Composer, on purpose: ``length`` gives the box a side of ``length * H`` by
@@ -16,10 +16,13 @@ Differences from Composer, on purpose: ``length`` gives the box a side of ``leng
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 import torch
+from pydantic import Field
 
-from raycomp.algorithms.mixup import _PairMixing
+from raycomp.algorithms._pair_mixing import _PairMixing
+from raycomp.algorithms.arguments import checked_arguments
 
 BBox = tuple[int, int, int, int]
 
@@ -101,11 +104,10 @@ class CutMix(_PairMixing):
     ``permuted_weight`` (the pasted area fraction) hold what was used.
     """
 
-    def __init__(self, alpha: float = 1.0, interpolate_loss: bool = False, uniform_sampling: bool = False) -> None:
-        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha <= 0:
-            raise ValueError(f"CutMix alpha must be a number > 0, got {alpha!r}")
-        if not isinstance(uniform_sampling, bool):
-            raise ValueError(f"CutMix uniform_sampling must be true or false, got {uniform_sampling!r}")
+    @checked_arguments
+    def __init__(
+        self, alpha: Annotated[float, Field(gt=0)] = 1.0, interpolate_loss: bool = False, uniform_sampling: bool = False
+    ) -> None:
         self.alpha = alpha
         self.uniform_sampling = uniform_sampling
         self.bbox: BBox | None = None

@@ -26,11 +26,13 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-from typing import Any
+from typing import Annotated, Any
 
 import torch
+from pydantic import AfterValidator, Field
 from torch import nn
 
+from raycomp.algorithms.arguments import checked_arguments
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
@@ -58,6 +60,33 @@ def compute_ema(model: nn.Module, ema_model: nn.Module, smoothing: float = 0.99)
                 ema_tensor.copy_(tensor)
 
 
+def _time_string(*units: TimeUnit, above_zero: bool = False) -> AfterValidator:
+    """A time string in one of ``units`` (``dur`` at most 1), checked where the argument is declared."""
+    examples = {TimeUnit.DURATION: "'0.5dur'", TimeUnit.BATCH: "'1000ba'", TimeUnit.EPOCH: "'1ep'"}
+    expected = f"a time string in {', '.join(u.value for u in units)} (e.g. {', '.join(examples[u] for u in units)})"
+
+    def check(value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            time = Time.from_timestring(value)
+        except ValueError:
+            raise ValueError(f"must be {expected}, got {value!r}") from None
+        if time.unit not in units or not math.isfinite(time.value):
+            raise ValueError(f"must be {expected}, got {value!r}")
+        if time.unit is TimeUnit.DURATION and time.value > 1:
+            raise ValueError(f"in 'dur' must be at most 1, got {value!r}")
+        if above_zero and time.value == 0:
+            raise ValueError(f"must be above zero, got {value!r}")
+        return value
+
+    return AfterValidator(check)
+
+
+Interval = Annotated[str | None, _time_string(TimeUnit.BATCH, TimeUnit.EPOCH, above_zero=True)]  # or None
+StartTime = Annotated[str, _time_string(TimeUnit.DURATION, TimeUnit.BATCH, TimeUnit.EPOCH)]
+
+
 class EMA(Algorithm):
     """Evaluates with an exponential moving average of the weights; see the module docstring for events.
 
@@ -67,12 +96,13 @@ class EMA(Algorithm):
     ``dur``, ``ba`` or ``ep``. After fitting, ``ema_model`` holds the averaged weights.
     """
 
+    @checked_arguments
     def __init__(
         self,
-        half_life: str | None = "1000ba",
-        smoothing: float | None = None,
-        ema_start: str = "0.0dur",
-        update_interval: str | None = None,
+        half_life: Interval = "1000ba",
+        smoothing: Annotated[float | None, Field(gt=0, lt=1)] = None,
+        ema_start: StartTime = "0.0dur",
+        update_interval: Interval = None,
     ) -> None:
         if half_life is None and smoothing is None:
             raise ValueError("EMA needs half_life or smoothing: give one of them")
@@ -80,22 +110,12 @@ class EMA(Algorithm):
             raise ValueError(
                 "EMA takes half_life or smoothing, not both: to use smoothing, set half_life to None (YAML: null)"
             )
-        self.half_life = None if half_life is None else _time(half_life, "half_life", (TimeUnit.BATCH, TimeUnit.EPOCH))
-        if self.half_life is not None and self.half_life.value == 0:
-            raise ValueError(f"EMA half_life must be above zero, got {half_life!r}")
-        if smoothing is not None and (
-            isinstance(smoothing, bool) or not isinstance(smoothing, int | float) or not 0 < smoothing < 1
-        ):
-            raise ValueError(f"EMA smoothing must be a number in (0, 1), got {smoothing!r}")
-        self.ema_start = _time(ema_start, "ema_start", (TimeUnit.DURATION, TimeUnit.BATCH, TimeUnit.EPOCH))
-        if self.ema_start.unit is TimeUnit.DURATION and self.ema_start.value > 1:
-            raise ValueError(f"EMA ema_start in 'dur' must be at most 1, got {ema_start!r}")
+        self.half_life = None if half_life is None else Time.from_timestring(half_life)
+        self.ema_start = Time.from_timestring(ema_start)
         if update_interval is None:
             self.update_interval = Time(1, self.half_life.unit if self.half_life is not None else TimeUnit.BATCH)
         else:
-            self.update_interval = _time(update_interval, "update_interval", (TimeUnit.BATCH, TimeUnit.EPOCH))
-            if self.update_interval.value == 0:
-                raise ValueError(f"EMA update_interval must be above zero, got {update_interval!r}")
+            self.update_interval = Time.from_timestring(update_interval)
         if self.half_life is not None and self.half_life.unit is not self.update_interval.unit:
             raise ValueError(
                 f"EMA update_interval ({update_interval}) and half_life ({half_life}) must have the same unit"
@@ -194,15 +214,3 @@ def _frozen_copy(model: nn.Module) -> nn.Module:
     ema_model = copy.deepcopy(model)
     ema_model.requires_grad_(False)
     return ema_model
-
-
-def _time(value: Any, name: str, units: tuple[TimeUnit, ...]) -> Time:
-    examples = {TimeUnit.DURATION: "'0.5dur'", TimeUnit.BATCH: "'1000ba'", TimeUnit.EPOCH: "'1ep'"}
-    expected = f"a time string in {', '.join(u.value for u in units)} (e.g. {', '.join(examples[u] for u in units)})"
-    try:
-        time = Time.from_timestring(value)
-    except ValueError:
-        raise ValueError(f"EMA {name} must be {expected}, got {value!r}") from None
-    if time.unit not in units or not math.isfinite(time.value):
-        raise ValueError(f"EMA {name} must be {expected}, got {value!r}")
-    return time

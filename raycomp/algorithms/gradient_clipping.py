@@ -17,17 +17,20 @@ gradients before AFTER_TRAIN_BATCH, so the threshold applies to the true gradien
 
 from __future__ import annotations
 
-import math
+from typing import Annotated, Literal, get_args
 
 import torch
+from pydantic import Field
 from torch import nn
 
+from raycomp.algorithms.arguments import checked_arguments
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
 
-CLIPPING_TYPES = ("norm", "value", "adaptive")
+ClippingType = Literal["norm", "value", "adaptive"]
+CLIPPING_TYPES: tuple[str, ...] = get_args(ClippingType)
 AGC_EPS = 1e-3  # the floor on a unit's weight norm (Brock et al. 2021)
 
 
@@ -63,18 +66,12 @@ def _unitwise_norm(tensor: torch.Tensor) -> torch.Tensor:
 class GradientClipping(Algorithm):
     """Clips the gradients on AFTER_TRAIN_BATCH, between the last backward pass and the optimizer step."""
 
-    def __init__(self, clipping_type: str = "norm", clipping_threshold: float = 1.0) -> None:
-        if clipping_type not in CLIPPING_TYPES:
-            raise ValueError(
-                f"GradientClipping clipping_type must be one of {', '.join(map(repr, CLIPPING_TYPES))}, "
-                f"got {clipping_type!r}"
-            )
-        if (
-            isinstance(clipping_threshold, bool)
-            or not isinstance(clipping_threshold, int | float)
-            or not 0 < clipping_threshold < math.inf
-        ):
-            raise ValueError(f"GradientClipping clipping_threshold must be a number > 0, got {clipping_threshold!r}")
+    @checked_arguments
+    def __init__(
+        self,
+        clipping_type: ClippingType = "norm",
+        clipping_threshold: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0,
+    ) -> None:
         self.clipping_type = clipping_type
         self.clipping_threshold = clipping_threshold
 

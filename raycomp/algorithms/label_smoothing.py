@@ -10,39 +10,22 @@ changes unwind in order: with ``[LabelSmoothing, MixUp]`` MixUp mixes the smooth
 them before LabelSmoothing restores the originals.
 
 The loss must accept class probabilities as targets: ``F.cross_entropy`` (every ``ClassifierModel``'s
-default) does. ``ensure_targets_one_hot`` is shared with MixUp and CutMix, which also build soft targets.
+default) does. ``ensure_targets_one_hot`` (``raycomp.algorithms._targets``) is shared with MixUp and CutMix.
 """
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
+from typing import Annotated
 
+import torch
+from pydantic import Field
+
+from raycomp.algorithms._targets import ensure_targets_one_hot
+from raycomp.algorithms.arguments import checked_arguments
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
-
-
-def ensure_targets_one_hot(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Class-index targets as one-hot distributions shaped like ``logits``; float targets as they are.
-
-    ``logits`` is ``(N, C, ...)``; index targets are ``(N, ...)``. One-hot targets are float32 (float64 for
-    float64 logits), never the bf16/fp16 of an autocast forward: probabilities such as 0.1/3 need the bits.
-    """
-    if target.is_floating_point():
-        if target.shape != logits.shape:
-            raise ValueError(
-                f"Probability targets must have the logits' shape {tuple(logits.shape)}, got {tuple(target.shape)}"
-            )
-        return target
-    if target.dim() != logits.dim() - 1:
-        raise ValueError(
-            f"Class-index targets must have one dimension fewer than the logits {tuple(logits.shape)}, "
-            f"got {tuple(target.shape)}"
-        )
-    one_hot = F.one_hot(target.long(), logits.shape[1]).to(torch.promote_types(logits.dtype, torch.float32))
-    return one_hot.movedim(-1, 1) if one_hot.dim() > 2 else one_hot
 
 
 def smooth_labels(logits: torch.Tensor, target: torch.Tensor, smoothing: float = 0.1) -> torch.Tensor:
@@ -62,9 +45,8 @@ class LabelSmoothing(Algorithm):
     The batch must be an ``(input, target)`` pair and ``state.outputs`` the logits.
     """
 
-    def __init__(self, smoothing: float = 0.1) -> None:
-        if isinstance(smoothing, bool) or not isinstance(smoothing, int | float) or not 0 <= smoothing < 1:
-            raise ValueError(f"LabelSmoothing smoothing must be a number in [0, 1), got {smoothing!r}")
+    @checked_arguments
+    def __init__(self, smoothing: Annotated[float, Field(ge=0, lt=1)] = 0.1) -> None:
         self.smoothing = smoothing
         self._original_target: torch.Tensor | None = None
 

@@ -21,11 +21,13 @@ BatchNorm layers that freeze keep updating their running statistics, as in Compo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import torch
+from pydantic import Field
 from torch import nn
 
+from raycomp.algorithms.arguments import checked_arguments
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
@@ -85,11 +87,12 @@ class LayerFreezing(Algorithm):
     ``num_frozen_layers`` is how many layers are frozen; it is the state a checkpoint keeps.
     """
 
-    def __init__(self, freeze_start: float = 0.5, freeze_level: float = 1.0) -> None:
-        if isinstance(freeze_start, bool) or not isinstance(freeze_start, int | float) or not 0 <= freeze_start < 1:
-            raise ValueError(f"LayerFreezing freeze_start must be in [0, 1), got {freeze_start!r}")
-        if isinstance(freeze_level, bool) or not isinstance(freeze_level, int | float) or not 0 <= freeze_level <= 1:
-            raise ValueError(f"LayerFreezing freeze_level must be in [0, 1], got {freeze_level!r}")
+    @checked_arguments
+    def __init__(
+        self,
+        freeze_start: Annotated[float, Field(ge=0, lt=1)] = 0.5,
+        freeze_level: Annotated[float, Field(ge=0, le=1)] = 1.0,
+    ) -> None:
         self.freeze_start = freeze_start
         self.freeze_level = freeze_level
         self.num_frozen_layers = 0

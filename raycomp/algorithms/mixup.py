@@ -16,21 +16,18 @@ linear in the targets; interpolating the loss also works for losses that cannot 
 The permuted targets are taken from the batch's targets at the time they are needed, so targets smoothed
 by LabelSmoothing are permuted smoothed, not mixed with raw one-hot labels.
 
-``_PairMixing`` is that target/loss handling, shared with CutMix, which mixes inputs differently.
+That target/loss handling is ``raycomp.algorithms._pair_mixing``, shared with CutMix, which mixes inputs differently.
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
+from typing import Annotated
 
 import torch
+from pydantic import Field
 
-from raycomp.algorithms.label_smoothing import ensure_targets_one_hot
-from raycomp.core.algorithm import Algorithm
-from raycomp.core.event import Event
-from raycomp.core.logger import Logger
-from raycomp.core.precision import autocast
-from raycomp.core.state import State
+from raycomp.algorithms._pair_mixing import _PairMixing
+from raycomp.algorithms.arguments import checked_arguments
 
 
 def mixup_batch(
@@ -65,60 +62,6 @@ def _gen_mixing_coef(alpha: float) -> float:
     return min(z, 1.0 - z)
 
 
-class _PairMixing(Algorithm):
-    """Mixes each example with ``input[indices]`` on BEFORE_FORWARD, then makes the loss credit both targets.
-
-    Subclasses implement ``mix`` and set ``interpolate_loss``; the base keeps ``indices`` and
-    ``permuted_weight`` (the weight of the permuted example) from BEFORE_FORWARD for the loss events.
-    """
-
-    interpolate_loss: bool
-
-    def _init_mixing(self, interpolate_loss: bool) -> None:
-        if not isinstance(interpolate_loss, bool):
-            raise ValueError(f"{type(self).__name__} interpolate_loss must be true or false, got {interpolate_loss!r}")
-        self.interpolate_loss = interpolate_loss
-        self.indices: torch.Tensor | None = None
-        self.permuted_weight = 0.0
-        self._original_target: torch.Tensor | None = None
-
-    @abstractmethod
-    def mix(self, input: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, float]:
-        """The mixed input, the permutation used, and the weight of the permuted example in the mix."""
-
-    def match(self, event: Event, state: State) -> bool:
-        if event is Event.BEFORE_LOSS:
-            return not self.interpolate_loss
-        return event in (Event.BEFORE_FORWARD, Event.AFTER_LOSS)
-
-    def apply(self, event: Event, state: State, logger: Logger) -> None:
-        input, target = state.batch_pair
-        if event is Event.BEFORE_FORWARD:
-            mixed, self.indices, self.permuted_weight = self.mix(input, target)
-            state.batch = type(state.batch)((mixed, target))
-            return
-        if self.indices is None:
-            raise RuntimeError(f"{type(self).__name__} ran at {event.value} without mixing on before_forward first")
-        permuted = target[self.indices.to(target.device)]
-        weight = self.permuted_weight
-        if event is Event.BEFORE_LOSS:
-            logits = state.outputs
-            if not isinstance(logits, torch.Tensor):
-                raise TypeError(f"{type(self).__name__} needs the logits in state.outputs, got {type(logits).__name__}")
-            self._original_target = target
-            soft = (1 - weight) * ensure_targets_one_hot(logits, target) + weight * ensure_targets_one_hot(
-                logits, permuted
-            )
-            state.batch = type(state.batch)((input, soft))
-        elif self.interpolate_loss:
-            with autocast(state.precision, state.device):
-                permuted_loss = state.model.loss(state.outputs, type(state.batch)((input, permuted)))
-            state.loss = (1 - weight) * state.loss + weight * permuted_loss
-        elif self._original_target is not None:
-            state.batch = type(state.batch)((input, self._original_target))
-            self._original_target = None
-
-
 class MixUp(_PairMixing):
     """Mixes inputs on BEFORE_FORWARD; mixes targets on BEFORE_LOSS (restored on AFTER_LOSS) or the loss on AFTER_LOSS.
 
@@ -127,9 +70,8 @@ class MixUp(_PairMixing):
     and ``indices`` hold what was used.
     """
 
-    def __init__(self, alpha: float = 0.2, interpolate_loss: bool = False) -> None:
-        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha < 0:
-            raise ValueError(f"MixUp alpha must be a number >= 0, got {alpha!r}")
+    @checked_arguments
+    def __init__(self, alpha: Annotated[float, Field(ge=0)] = 0.2, interpolate_loss: bool = False) -> None:
         self.alpha = alpha
         self._init_mixing(interpolate_loss)
 

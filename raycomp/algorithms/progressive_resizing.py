@@ -19,16 +19,20 @@ instead of dividing by zero; sizes never round to 0; a crop may start at the las
 from __future__ import annotations
 
 import math
+from typing import Annotated, Literal, get_args
 
 import torch
 import torch.nn.functional as F
+from pydantic import Field
 
+from raycomp.algorithms.arguments import checked_arguments
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
 
-_MODES = ("resize", "crop")
+Mode = Literal["resize", "crop"]
+_MODES: tuple[str, ...] = get_args(Mode)
 
 
 def resize_batch(
@@ -99,32 +103,21 @@ class ProgressiveResizing(Algorithm):
     (segmentation). Logs ``progressive_resizing/{height,width,scale_factor}``.
     """
 
+    @checked_arguments
     def __init__(
         self,
-        mode: str = "resize",
-        initial_scale: float = 0.5,
-        finetune_fraction: float = 0.2,
-        delay_fraction: float = 0.5,
-        size_increment: int = 4,
+        mode: Mode = "resize",
+        initial_scale: Annotated[float, Field(gt=0, le=1)] = 0.5,
+        finetune_fraction: Annotated[float, Field(ge=0, le=1)] = 0.2,
+        delay_fraction: Annotated[float, Field(ge=0, le=1)] = 0.5,
+        size_increment: Annotated[int, Field(ge=1)] = 4,
         resize_targets: bool = False,
     ) -> None:
-        if mode not in _MODES:
-            raise ValueError(f"ProgressiveResizing mode must be 'resize' or 'crop', got {mode!r}")
-        if not _is_number(initial_scale) or not 0 < initial_scale <= 1:
-            raise ValueError(f"ProgressiveResizing initial_scale must be in (0, 1], got {initial_scale!r}")
-        if not _is_number(finetune_fraction) or not 0 <= finetune_fraction <= 1:
-            raise ValueError(f"ProgressiveResizing finetune_fraction must be in [0, 1], got {finetune_fraction!r}")
-        if not _is_number(delay_fraction) or not 0 <= delay_fraction <= 1:
-            raise ValueError(f"ProgressiveResizing delay_fraction must be in [0, 1], got {delay_fraction!r}")
         if delay_fraction + finetune_fraction > 1:
             raise ValueError(
                 "ProgressiveResizing needs delay_fraction + finetune_fraction <= 1, "
                 f"got delay_fraction={delay_fraction}, finetune_fraction={finetune_fraction}"
             )
-        if isinstance(size_increment, bool) or not isinstance(size_increment, int) or size_increment < 1:
-            raise ValueError(f"ProgressiveResizing size_increment must be an integer >= 1, got {size_increment!r}")
-        if not isinstance(resize_targets, bool):
-            raise ValueError(f"ProgressiveResizing resize_targets must be true or false, got {resize_targets!r}")
         self.mode = mode
         self.initial_scale = initial_scale
         self.finetune_fraction = finetune_fraction
@@ -161,7 +154,3 @@ class ProgressiveResizing(Algorithm):
             },
             state.step,
         )
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)

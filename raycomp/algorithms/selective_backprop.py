@@ -21,11 +21,14 @@ import contextlib
 import inspect
 import time
 from collections.abc import Callable, Iterator
+from typing import Annotated, ClassVar
 
 import torch
 import torch.nn.functional as F
+from pydantic import Field
 from torch import nn
 
+from raycomp.algorithms.arguments import checked_arguments
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
@@ -120,24 +123,24 @@ class SelectiveBackprop(Algorithm):
     Runs on INIT (to take the model's loss function) and AFTER_DATALOADER. After each selected batch,
     ``last_num_kept``, ``last_num_samples`` and ``last_selection_s`` tell what it kept and what its
     selection pass cost; they are also logged as ``selective_backprop/*`` metrics.
+
+    ``first_on``: the Engine's passes run it before the other algorithms on AFTER_DATALOADER, so it ranks
+    and prunes the batch as the loader gave it, before ProgressiveResizing or others change it.
     """
 
+    first_on: ClassVar[frozenset[Event]] = frozenset({Event.AFTER_DATALOADER})
+
+    @checked_arguments
     def __init__(
         self,
-        start: float = 0.5,
-        end: float = 0.9,
-        keep: float = 0.5,
-        scale_factor: float = 0.5,
-        interrupt: int = 2,
+        start: Annotated[float, Field(ge=0, le=1)] = 0.5,
+        end: Annotated[float, Field(ge=0, le=1)] = 0.9,
+        keep: Annotated[float, Field(gt=0, le=1)] = 0.5,
+        scale_factor: Annotated[float, Field(gt=0, le=1)] = 0.5,
+        interrupt: Annotated[int, Field(ge=0)] = 2,
     ) -> None:
-        if not 0 <= start < end <= 1:
+        if not start < end:
             raise ValueError(f"SelectiveBackprop needs 0 <= start < end <= 1, got start={start}, end={end}")
-        if not 0 < keep <= 1:
-            raise ValueError(f"SelectiveBackprop keep must be in (0, 1], got {keep}")
-        if not 0 < scale_factor <= 1:
-            raise ValueError(f"SelectiveBackprop scale_factor must be in (0, 1], got {scale_factor}")
-        if isinstance(interrupt, bool) or not isinstance(interrupt, int) or interrupt < 0:
-            raise ValueError(f"SelectiveBackprop interrupt must be an integer >= 0, got {interrupt!r}")
         self.start, self.end, self.keep = start, end, keep
         self.scale_factor, self.interrupt = scale_factor, interrupt
         self._loss_fn: Callable[..., torch.Tensor] | None = None

@@ -8,7 +8,7 @@ from torch import nn
 
 from raycomp import Event, Trainer
 from raycomp.algorithms import BlurPool
-from raycomp.algorithms.blurpool import BlurConv2d, BlurMaxPool2d
+from raycomp.algorithms.blurpool_layers import BlurConv2d, BlurMaxPool2d
 from raycomp.checkpoint import CheckpointError
 from raycomp.config import ConfigError, load_experiment
 from raycomp.functional import apply_blurpool, blur_2d, blurmax_pool2d
@@ -135,10 +135,10 @@ def test_warns_when_nothing_changes():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        (dict(min_channels=0), "min_channels must be an integer >= 1"),
-        (dict(min_channels=2.5), "min_channels must be an integer >= 1"),
-        (dict(replace_convs="yes"), "replace_convs must be true or false"),
-        (dict(blur_first=1), "blur_first must be true or false"),
+        (dict(min_channels=0), "min_channels\n  Input should be greater than or equal to 1"),
+        (dict(min_channels=2.5), "min_channels\n  Input should be a valid integer"),
+        (dict(replace_convs="yes"), "replace_convs\n  Input should be a valid boolean"),
+        (dict(blur_first=1), "blur_first\n  Input should be a valid boolean"),
     ],
 )
 def test_constructor_validates(kwargs, message):
@@ -228,6 +228,4 @@ def test_experiment_config(tmp_path):
     path.write_text(textwrap.dedent("algorithms:\n  blurpool:\n    min_channels: 0\n"))
     with pytest.raises(ConfigError) as info:
         load_experiment(str(path))
-    assert info.value.problems == [
-        f"{path}:3: algorithms.blurpool.min_channels: must be an integer >= 1, got 0 (default: 16)"
-    ]
+    assert info.value.problems == [f"{path}:3: algorithms.blurpool.min_channels: must be >= 1, got 0 (default: 16)"]

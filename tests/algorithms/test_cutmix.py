@@ -63,10 +63,10 @@ def test_argument_errors():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        (dict(alpha=0), "CutMix alpha must be a number > 0"),
-        (dict(alpha=-1.0), "CutMix alpha must be a number > 0"),
-        (dict(interpolate_loss=1), "CutMix interpolate_loss must be true or false"),
-        (dict(uniform_sampling="no"), "CutMix uniform_sampling must be true or false"),
+        (dict(alpha=0), "for CutMix\nalpha\n  Input should be greater than 0"),
+        (dict(alpha=-1.0), "for CutMix\nalpha\n  Input should be greater than 0"),
+        (dict(interpolate_loss=1), "for CutMix\ninterpolate_loss\n  Input should be a valid boolean"),
+        (dict(uniform_sampling="no"), "for CutMix\nuniform_sampling\n  Input should be a valid boolean"),
     ],
 )
 def test_constructor_validates(kwargs, message):

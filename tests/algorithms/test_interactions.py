@@ -231,15 +231,15 @@ def test_all_four_with_arguments_build_in_config_order():
         (
             "label_smoothing",
             {"smoothing": 1.5},
-            "algorithms.label_smoothing.smoothing: must be a number in [0, 1), got 1.5 (default: 0.1)",
+            "algorithms.label_smoothing.smoothing: must be in [0, 1), got 1.5 (default: 0.1)",
         ),
-        ("mixup", {"alpha": -1}, "algorithms.mixup.alpha: must be a number >= 0, got -1 (default: 0.2)"),
+        ("mixup", {"alpha": -1}, "algorithms.mixup.alpha: must be >= 0, got -1 (default: 0.2)"),
         (
             "mixup",
             {"interpolate_loss": "yes"},
             "algorithms.mixup.interpolate_loss: must be true or false, got 'yes' (default: false)",
         ),
-        ("cutmix", {"alpha": 0}, "algorithms.cutmix.alpha: must be a number > 0, got 0 (default: 1.0)"),
+        ("cutmix", {"alpha": 0}, "algorithms.cutmix.alpha: must be > 0, got 0 (default: 1.0)"),
         (
             "progressive_resizing",
             {"mode": "pad"},
@@ -248,7 +248,7 @@ def test_all_four_with_arguments_build_in_config_order():
         (
             "progressive_resizing",
             {"size_increment": 0},
-            "algorithms.progressive_resizing.size_increment: must be an integer >= 1, got 0 (default: 4)",
+            "algorithms.progressive_resizing.size_increment: must be >= 1, got 0 (default: 4)",
         ),
         (
             "progressive_resizing",

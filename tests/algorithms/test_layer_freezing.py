@@ -74,11 +74,11 @@ def test_layers_never_thaw():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        (dict(freeze_start=1.0), r"freeze_start must be in \[0, 1\)"),
-        (dict(freeze_start=-0.1), r"freeze_start must be in \[0, 1\)"),
-        (dict(freeze_start="half"), r"freeze_start must be in \[0, 1\)"),
-        (dict(freeze_level=1.5), r"freeze_level must be in \[0, 1\]"),
-        (dict(freeze_level=True), r"freeze_level must be in \[0, 1\]"),
+        (dict(freeze_start=1.0), "freeze_start\n  Input should be less than 1"),
+        (dict(freeze_start=-0.1), "freeze_start\n  Input should be greater than or equal to 0"),
+        (dict(freeze_start="half"), "freeze_start\n  Input should be a valid number"),
+        (dict(freeze_level=1.5), "freeze_level\n  Input should be less than or equal to 1"),
+        (dict(freeze_level=True), "freeze_level\n  Input should be a valid number"),
     ],
 )
 def test_constructor_validates(kwargs, message):

@@ -40,9 +40,9 @@ def test_argument_errors():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        (dict(alpha=-0.1), "MixUp alpha must be a number >= 0"),
-        (dict(alpha="0.2"), "MixUp alpha must be a number >= 0"),
-        (dict(interpolate_loss="yes"), "MixUp interpolate_loss must be true or false"),
+        (dict(alpha=-0.1), "for MixUp\nalpha\n  Input should be greater than or equal to 0"),
+        (dict(alpha="0.2"), "for MixUp\nalpha\n  Input should be a valid number"),
+        (dict(interpolate_loss="yes"), "for MixUp\ninterpolate_loss\n  Input should be a valid boolean"),
     ],
 )
 def test_constructor_validates(kwargs, message):

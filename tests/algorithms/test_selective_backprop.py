@@ -105,14 +105,14 @@ def test_argument_errors():
     [
         (dict(start=0.9, end=0.5), "start < end"),
         (dict(start=0.5, end=0.5), "start < end"),
-        (dict(end=1.1), "end <= 1"),
-        (dict(start=-0.1), "0 <= start"),
-        (dict(keep=0), r"keep must be in \(0, 1\]"),
-        (dict(keep=1.5), r"keep must be in \(0, 1\]"),
-        (dict(scale_factor=1.5), r"scale_factor must be in \(0, 1\]"),
-        (dict(scale_factor=0), r"scale_factor must be in \(0, 1\]"),
-        (dict(interrupt=-1), "interrupt must be an integer >= 0"),
-        (dict(interrupt=1.5), "interrupt must be an integer >= 0"),
+        (dict(end=1.1), "for SelectiveBackprop\nend\n  Input should be less than or equal to 1"),
+        (dict(start=-0.1), "start\n  Input should be greater than or equal to 0"),
+        (dict(keep=0), "keep\n  Input should be greater than 0"),
+        (dict(keep=1.5), "keep\n  Input should be less than or equal to 1"),
+        (dict(scale_factor=1.5), "scale_factor\n  Input should be less than or equal to 1"),
+        (dict(scale_factor=0), "scale_factor\n  Input should be greater than 0"),
+        (dict(interrupt=-1), "interrupt\n  Input should be greater than or equal to 0"),
+        (dict(interrupt=1.5), "interrupt\n  Input should be a valid integer"),
     ],
 )
 def test_constructor_validates(kwargs, message):

@@ -1,0 +1,217 @@
+"""``ExperimentConfig``: a whole experiment, validated and frozen, built from plain data and changed by path.
+
+``ExperimentConfig.from_dict`` is the one way a config is built (CLIs, Tune trials and tests all use it);
+``load_experiment`` (``source.py``) adds YAML reading, line numbers and ``--set`` overrides on top. Every
+problem found is gathered into one ``ConfigError``, so a bad file is fixed in one pass.
+
+An algorithm's arguments are checked against the declaration in its constructor's signature
+(``raycomp.algorithms.arguments``), each at its own key; the algorithm is built only once every argument is
+valid, to run the rules that tie its arguments together, whose ``ValueError`` is reported at its name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from raycomp import keys
+from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, arguments_schema
+from raycomp.config.messages import Invalid, KeyPath, Problem, explain, format_problems, problems_of, show, suggest
+from raycomp.config.sections import (
+    CheckpointConfig,
+    DataConfig,
+    EvalConfig,
+    FailureConfig,
+    ModelConfig,
+    OptimizerConfig,
+    ScalingConfig,
+    ScheduleConfig,
+    Section,
+    TrackingConfig,
+    TrainTime,
+)
+from raycomp.config.sweep import SweepConfig, assign, sweep_problems, swept_algorithm
+from raycomp.core.time import Time, TimeUnit
+from raycomp.errors import ConfigError
+from raycomp.layout import RunLayout, resolved_storage
+
+if TYPE_CHECKING:
+    from raycomp.core.algorithm import Algorithm
+
+
+class ExperimentConfig(Section):
+    """A whole experiment. Build it with ``from_dict`` or ``load_experiment``; change it with ``with_overrides``.
+
+    ``algorithms`` maps a name in ``ALGORITHMS`` to its constructor arguments (empty or null: the defaults).
+    ``storage_path`` is where Ray stores results, kept as written; see ``layout``.
+    """
+
+    name: str = Field("raycomp", min_length=1)
+    seed: int = Field(0, ge=0)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    data: DataConfig = Field(default_factory=DataConfig)
+    optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig)
+    schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    max_duration: TrainTime = Time(10, TimeUnit.EPOCH)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    precision: Literal["fp32", "amp_bf16", "amp_fp16"] = "fp32"
+    grad_accum: int = Field(1, ge=1)
+    algorithms: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    scaling: ScalingConfig = Field(default_factory=ScalingConfig)
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
+    failure: FailureConfig = Field(default_factory=FailureConfig)
+    storage_path: str = Field("./runs", min_length=1)
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+    sweep: SweepConfig | None = None
+
+    @field_validator("algorithms", mode="before")
+    @classmethod
+    def _check_algorithms(cls, data: Any) -> Any:
+        if data is None:
+            return {}
+        if not isinstance(data, Mapping):
+            raise Invalid([((), f"must map algorithm names to their arguments, got {show(data)}")])
+        problems: list[Problem] = []
+        checked: dict[Any, Any] = {}
+        for name, args in data.items():
+            args = {} if args is None else args
+            if name not in ALGORITHMS:
+                problems.append(((name,), f"unknown algorithm {suggest(name, ALGORITHMS, 'algorithms')}"))
+            elif not isinstance(args, Mapping):
+                problems.append(((name,), f"must map argument names to values (or be empty), got {show(args)}"))
+            else:
+                problems += [((name, *path), message) for path, message in algorithm_problems(name, args)]
+            checked[name] = dict(args) if isinstance(args, Mapping) else args
+        if problems:
+            raise Invalid(problems)
+        return checked
+
+    @model_validator(mode="after")
+    def _check_sweep(self) -> ExperimentConfig:
+        problems = sweep_problems(self)
+        if problems:
+            raise Invalid(problems)
+        return self
+
+    # -- derived --
+
+    @property
+    def objective(self) -> tuple[str, str]:
+        """``(metric, mode)`` the sweep optimises, or the default for a config without a sweep section."""
+        if self.sweep is None:
+            return keys.DEFAULT_METRIC, keys.DEFAULT_MODE
+        return self.sweep.metric, self.sweep.mode
+
+    @property
+    def layout(self) -> RunLayout:
+        """Where this experiment's runs, results and report go."""
+        return RunLayout.of(self.storage_path, self.name)
+
+    def resolved_storage_path(self) -> str:
+        """``storage_path`` made absolute against the current working directory (URIs are kept as they are)."""
+        return resolved_storage(self.storage_path)
+
+    # -- building and changing configs --
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Any], source: str = "<config>", *, locations: Mapping[KeyPath, str] | None = None
+    ) -> ExperimentConfig:
+        """Validates ``data``; ``source`` names it in errors, ``locations`` maps key paths to ``file:line``."""
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{source}: the experiment must be a mapping of keys to values, got {show(data)}")
+        try:
+            return cls.model_validate(dict(data))
+        except ValidationError as exc:
+            raise ConfigError(format_problems(problems_of(exc, cls), source, locations or {})) from None
+
+    def with_overrides(self, flat: Mapping[str, Any]) -> ExperimentConfig:
+        """This config with dotted-path values substituted (a Tune trial's sample), validated again."""
+        data = self.to_dict()
+        locations: dict[KeyPath, str] = {}
+        problems: list[str] = []
+        for path, value in flat.items():
+            value = _plain(value)
+            try:
+                locations[assign(data, path, value)] = f"override {path}={show(value)}"
+            except ValueError as exc:
+                problems.append(f"override {path}={show(value)}: {exc}")
+        if problems:
+            raise ConfigError(problems)
+        return ExperimentConfig.from_dict(data, source="<with_overrides>", locations=locations)
+
+    def without_algorithms(self, names: Iterable[str]) -> ExperimentConfig:
+        """This config without the named algorithms, nor sweeps of their arguments (a baseline trial)."""
+        names = set(names)
+        data = self.to_dict()
+        data["algorithms"] = {k: v for k, v in data["algorithms"].items() if k not in names}
+        if data["sweep"] is not None:
+            space = data["sweep"]["space"]
+            data["sweep"]["space"] = {p: d for p, d in space.items() if swept_algorithm(p) not in names}
+        return ExperimentConfig.from_dict(data, source="<without_algorithms>")
+
+    def build_algorithms(self) -> list[Algorithm]:
+        """Fresh ``Algorithm`` instances, in config order."""
+        return [algorithm_class(name)(**args) for name, args in self.algorithms.items()]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON/YAML data that ``from_dict`` turns back into an equal config."""
+        return self.model_dump(mode="json")
+
+    def flatten(self) -> dict[str, Any]:
+        """Dotted key -> scalar, for logging params; algorithms show every argument, defaults included."""
+        data = self.to_dict()
+        data["algorithms"] = {name: _effective_args(name, args) for name, args in self.algorithms.items()}
+        flat: dict[str, Any] = {}
+        _flatten_into(flat, "", data)
+        return flat
+
+
+def algorithm_problems(name: str, args: Mapping[str, Any]) -> list[Problem]:
+    """Problems with one algorithm's arguments, at their keys, read from its constructor's declaration."""
+    cls, fields = algorithm_class(name), arguments_schema(name).model_fields
+    problems: list[Problem] = [
+        ((arg,), f"unknown argument of {cls.__name__} {suggest(arg, fields, 'arguments')}")
+        for arg in args
+        if arg not in fields
+    ]
+    missing = [arg for arg, field in fields.items() if field.is_required() and arg not in args]
+    if missing:
+        return [*problems, ((), f"missing argument(s) {', '.join(missing)} (add them under algorithms.{name})")]
+    known = {arg: value for arg, value in args.items() if arg in fields}
+    try:
+        arguments_schema(name).model_validate(known)
+    except ValidationError as exc:
+        for entry in exc.errors(include_url=False):
+            loc = tuple(entry["loc"])
+            problems.append((loc, explain(entry, fields.get(str(loc[0])) if len(loc) == 1 else None)))
+    if problems:
+        return problems
+    try:
+        cls(**known)  # each argument is valid: only the rules across arguments are left to fail
+    except ValueError as exc:
+        return [((), str(exc))]
+    return []
+
+
+def _effective_args(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    fields = arguments_schema(name).model_fields
+    return {**{arg: field.default for arg, field in fields.items() if not field.is_required()}, **args}
+
+
+def _flatten_into(flat: dict[str, Any], prefix: str, value: Any) -> None:
+    if isinstance(value, dict) and value:
+        for key, child in value.items():
+            _flatten_into(flat, f"{prefix}.{key}" if prefix else str(key), child)
+    elif isinstance(value, dict | list):
+        flat[prefix] = json.dumps(value)
+    else:
+        flat[prefix] = value
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars (as some Tune searchers sample) as Python ones, without importing NumPy."""
+    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") else value

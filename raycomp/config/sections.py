@@ -1,0 +1,162 @@
+"""The sections of an experiment config, one strict, frozen class per concern, and the field types they share.
+
+``ExperimentConfig`` (``schema.py``) composes them with the sweep section (``sweep.py``), which builds on
+``Section`` too. Nothing heavy is imported: the model and dataset registries only inside the validators.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, field_validator, model_validator
+
+from raycomp.config.messages import Invalid, one_of, show
+from raycomp.core.time import Time, TimeUnit
+
+
+class Section(BaseModel):
+    """One concern of the config. Strict: YAML already typed the values, so `true` is never taken for 1."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def _parse_train_time(value: Any) -> Time:
+    """Epochs or batches only: trial schedules need a step count known before training starts."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):  # reported below, in this config's terms
+            value = Time.from_timestring(value)
+    if not isinstance(value, Time) or value.unit not in (TimeUnit.EPOCH, TimeUnit.BATCH):
+        raise ValueError(f"must be a number of epochs or batches such as '10ep' or '500ba', got {show(value)}")
+    if value.value <= 0:
+        raise ValueError(f"must be more than zero, got {show(value)}")
+    return value
+
+
+TrainTime = Annotated[Time, PlainValidator(_parse_train_time), PlainSerializer(str, return_type=str)]
+Fraction = Annotated[float, Field(gt=0, le=1)]  # (0, 1]
+ProperFraction = Annotated[float, Field(ge=0, lt=1)]  # [0, 1)
+
+
+# ---- sections --------------------------------------------------------------------------------------------
+
+
+class ModelConfig(Section):
+    """The network, by name in ``raycomp.models.MODEL_NAMES``."""
+
+    name: str = "cnn"
+    num_classes: int = Field(10, ge=2)
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        from raycomp.models import MODEL_NAMES
+
+        return one_of(name, MODEL_NAMES, "model")
+
+
+class DataConfig(Section):
+    """The dataset and its loaders. ``batch_size`` is per Ray Train worker: the global batch is it times workers.
+
+    ``num_workers`` counts DataLoader worker processes (not Ray workers); ``num_train``/``num_test`` size the
+    synthetic set only. ``root`` is the folder holding ``cifar-10-batches-py``, required for cifar10.
+    """
+
+    name: str = "synthetic"
+    root: str | None = None
+    num_train: int = Field(5000, ge=1)
+    num_test: int = Field(1000, ge=1)
+    batch_size: int = Field(128, ge=1)
+    eval_batch_size: int = Field(500, ge=1)
+    num_workers: int = Field(0, ge=0)
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        from raycomp.data import DATASET_NAMES
+
+        return one_of(name, DATASET_NAMES, "dataset")
+
+    @model_validator(mode="after")
+    def _root_for_cifar(self) -> DataConfig:
+        if self.name == "cifar10" and self.root is None:
+            message = "required when data.name is 'cifar10' (set it to the folder holding cifar-10-batches-py)"
+            raise Invalid([(("root",), message)])
+        return self
+
+
+class OptimizerConfig(Section):
+    """SGD or AdamW; ``momentum`` and ``nesterov`` apply to SGD only."""
+
+    name: Literal["sgd", "adamw"] = "sgd"
+    lr: float = Field(0.05, gt=0)
+    momentum: ProperFraction = 0.9
+    weight_decay: float = Field(5e-4, ge=0)
+    nesterov: bool = False
+
+    @model_validator(mode="after")
+    def _nesterov_needs_momentum(self) -> OptimizerConfig:
+        if self.name == "sgd" and self.nesterov and self.momentum == 0:
+            raise Invalid([(("nesterov",), "needs momentum > 0 (set optimizer.momentum, or nesterov: false)")])
+        return self
+
+
+class ScheduleConfig(Section):
+    """The learning-rate schedule, stepped per batch. ``warmup_fraction`` is for cosine; ``step_size``,
+    ``gamma`` for step (``step_size`` null lets the trial choose)."""
+
+    name: Literal["constant", "cosine", "onecycle", "step"] = "onecycle"
+    warmup_fraction: ProperFraction = 0.0
+    step_size: TrainTime | None = None
+    gamma: Fraction = 0.1
+
+
+class EvalConfig(Section):
+    interval: TrainTime = Time(1, TimeUnit.EPOCH)
+
+
+class ScalingConfig(Section):
+    """Ray Train workers. ``num_workers: 0`` is local mode: the train function runs in the trial's own process.
+
+    ``use_gpu: true`` with ``gpus_per_worker: 0`` means one GPU per worker: read ``worker_gpus``, not
+    ``gpus_per_worker``, when asking Ray for resources.
+    """
+
+    num_workers: int = Field(1, ge=0)
+    cpus_per_worker: float = Field(1.0, gt=0)
+    gpus_per_worker: float = Field(0.0, ge=0)
+    use_gpu: bool = False
+
+    @model_validator(mode="after")
+    def _gpus_need_use_gpu(self) -> ScalingConfig:
+        if self.gpus_per_worker > 0 and not self.use_gpu:
+            message = f"is {self.gpus_per_worker} but use_gpu is false (set scaling.use_gpu: true, or 0 GPUs)"
+            raise Invalid([(("gpus_per_worker",), message)])
+        return self
+
+    @property
+    def worker_gpus(self) -> float:
+        return self.gpus_per_worker or (1.0 if self.use_gpu else 0.0)
+
+    @property
+    def resources_per_worker(self) -> dict[str, float]:
+        return {"CPU": self.cpus_per_worker, "GPU": self.worker_gpus}
+
+
+class CheckpointConfig(Section):
+    """How often a checkpoint is reported to Ray, and how many Ray keeps (null: all)."""
+
+    interval: TrainTime = Time(1, TimeUnit.EPOCH)
+    num_to_keep: int | None = Field(2, ge=1)
+
+
+class FailureConfig(Section):
+    max_failures: int = Field(0, ge=-1)  # -1 retries forever, as in Ray
+
+
+class TrackingConfig(Section):
+    """MLflow: ``experiment_name`` null uses the experiment's ``name``; ``tracking_uri`` null, MLflow's default."""
+
+    enabled: bool = True
+    tracking_uri: str | None = None
+    experiment_name: str | None = None

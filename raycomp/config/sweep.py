@@ -1,0 +1,259 @@
+"""The sweep section: search domains over dotted config paths, their checks, and the config a trial trains.
+
+The driver validates a sweep once, as a whole: every swept path must exist, and every listed value and
+bound must make a valid config on its own. A trial then gets ``trial_config(base, arm)``: its own values,
+validated once, with ``sweep`` dropped, so it never re-checks the domains of the other trials (nor the
+scheduler options the driver filled in). Ray is not imported here: ``raycomp.launch`` turns a sweep into
+Tune search-space objects.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
+
+from raycomp import keys
+from raycomp.algorithms.registry import ALGORITHMS, arguments_schema
+from raycomp.config.messages import Invalid, KeyPath, Problem, dotted, problems_of, show, submodel, suggest
+from raycomp.config.sections import Section
+
+if TYPE_CHECKING:
+    from raycomp.config.schema import ExperimentConfig
+
+DOMAIN_KINDS: tuple[str, ...] = ("grid", "choice", "uniform", "loguniform", "randint")
+SPACE: KeyPath = ("sweep", "space")
+
+
+class SearchDomain(Section):
+    """One swept value, written ``{grid: [...]}``, ``{choice: [...]}``, ``{uniform: [low, high]}``,
+    ``{loguniform: [low, high]}`` or ``{randint: [low, high]}`` (high exclusive, as in Ray)."""
+
+    kind: Literal["grid", "choice", "uniform", "loguniform", "randint"]
+    values: list[Any]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_yaml(cls, data: Any) -> Any:
+        if isinstance(data, SearchDomain):
+            return data
+        if not isinstance(data, Mapping) or len(data) != 1 or next(iter(data)) not in DOMAIN_KINDS:
+            forms = "{grid: [...]}, {choice: [...]}, {uniform: [low, high]}, {loguniform: [low, high]}, {randint: ...}"
+            raise Invalid([((), f"must be exactly one of {forms}, got {show(data)}")])
+        kind, values = next(iter(data.items()))
+        problem = _domain_problem(kind, values)
+        if problem:
+            raise Invalid([((kind,), problem)])
+        return {"kind": kind, "values": list(values)}
+
+    @model_serializer
+    def _to_yaml(self) -> dict[str, list[Any]]:
+        return {self.kind: list(self.values)}
+
+    def candidates(self) -> list[Any]:
+        """The values whose validity stands for the whole domain: every listed value, or both bounds."""
+        if self.kind == "randint":
+            return [self.values[0], self.values[1] - 1]
+        return list(self.values)
+
+
+def _domain_problem(kind: str, values: Any) -> str | None:
+    if not isinstance(values, list) or not values:
+        return f"must be a non-empty list, got {show(values)}"
+    if kind in ("grid", "choice"):
+        return None
+    number = int if kind == "randint" else (int, float)
+    example = "[1, 10]" if kind == "randint" else "[0.001, 0.1]"
+    if len(values) != 2 or not all(isinstance(v, number) and not isinstance(v, bool) for v in values):
+        what = "integers" if kind == "randint" else "numbers"
+        return f"must be two {what} [low, high] such as {example}, got {show(values)}"
+    low, high = values
+    if not low < high:
+        return f"needs low < high, got {show(values)} (swap them?)"
+    if kind == "loguniform" and low <= 0:
+        return f"needs low > 0, got {show(values)}"
+    return None
+
+
+class TrialSchedulerConfig(Section):
+    """A Tune trial scheduler; ``grace_period``/``max_t`` count reported training iterations (ASHA only)."""
+
+    name: Literal["asha", "fifo"] = "asha"
+    grace_period: int = Field(1, ge=1)
+    reduction_factor: float = Field(2.0, gt=1)
+    max_t: int | None = Field(None, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, data: Any) -> Any:
+        return {"name": data} if isinstance(data, str) else data  # `scheduler: asha` is shorthand
+
+    @model_validator(mode="after")
+    def _asha_options(self) -> TrialSchedulerConfig:
+        stray = sorted(self.model_fields_set - {"name"})
+        if self.name == "fifo" and stray:
+            raise Invalid([((key,), "is an ASHA option; remove it or set name: asha") for key in stray])
+        return self
+
+    @model_serializer(mode="wrap")
+    def _fifo_alone(self, to_data: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """FIFO is written without the ASHA defaults, which ``_asha_options`` would refuse on the way back."""
+        return {"name": self.name} if self.name == "fifo" else to_data(self)
+
+
+class SweepConfig(Section):
+    """A Ray Tune sweep: ``space`` maps dotted config key paths to search domains.
+
+    ``max_concurrent_trials`` null runs as many trials as fit; ``baseline`` adds a trial without the swept
+    algorithm(s), to measure what they buy.
+    """
+
+    space: dict[str, SearchDomain] = Field(default_factory=dict)
+    num_samples: int = Field(1, ge=1)
+    metric: str = keys.DEFAULT_METRIC
+    mode: Literal["max", "min"] = keys.DEFAULT_MODE
+    scheduler: TrialSchedulerConfig | None = None
+    max_concurrent_trials: int | None = Field(None, ge=1)
+    search_alg: Literal["random", "optuna"] | None = None  # optuna needs `pip install raycomp[optuna]`
+    baseline: bool = True
+
+    @model_validator(mode="after")
+    def _grid_needs_basic_search(self) -> SweepConfig:
+        if self.search_alg == "optuna":
+            grids = [path for path, domain in self.space.items() if domain.kind == "grid"]
+            message = f"{self.search_alg} cannot search a grid (use choice, or search_alg: random)"
+            if grids:
+                raise Invalid([(("space", path, "grid"), message) for path in grids])
+        return self
+
+    def swept_algorithms(self) -> list[str]:
+        """Names of the algorithms whose arguments are swept, in space order."""
+        names = [swept_algorithm(path) for path in self.space]
+        return list(dict.fromkeys(name for name in names if name))
+
+
+def swept_algorithm(path: str) -> str | None:
+    """``selective_backprop`` for ``algorithms.selective_backprop.keep``; None for other paths."""
+    parts = path.split(".")
+    return parts[1] if parts[0] == "algorithms" and len(parts) > 1 else None
+
+
+def assign(data: dict[str, Any], path: str, value: Any) -> KeyPath:
+    """Sets ``data[a][b][c] = value`` for ``a.b.c``, creating mappings on the way; returns the key path.
+
+    Keys under ``sweep.space`` are dotted config paths themselves, so there the rest of the path is one key
+    (or one key and a domain kind: ``sweep.space.optimizer.lr.choice``).
+    """
+    parts = path.split(".")
+    if not all(parts):
+        raise ValueError(f"{path!r} is not a dotted key path such as optimizer.lr")
+    path_keys: list[str] = []
+    for index, part in enumerate(parts):
+        if tuple(path_keys) == SPACE:
+            rest = parts[index:]
+            tail = [rest.pop()] if len(rest) > 1 and rest[-1] in DOMAIN_KINDS else []
+            path_keys += [".".join(rest), *tail]
+            break
+        path_keys.append(part)
+    node = data
+    for depth, key in enumerate(path_keys[:-1]):
+        child = node.get(key)
+        if child is None:
+            child = node[key] = {}
+        elif not isinstance(child, dict):
+            raise ValueError(f"{'.'.join(path_keys[: depth + 1])} is {show(child)}, not a mapping with keys")
+        node = child
+    node[path_keys[-1]] = value
+    return tuple(path_keys)
+
+
+# ---- checked once, at the driver ---------------------------------------------------------------------------
+
+
+def sweep_problems(config: ExperimentConfig) -> list[Problem]:
+    """Each swept path must exist, and each listed value and bound must make a valid config on its own."""
+    if config.sweep is None:
+        return []
+    root = type(config)
+    base = config.model_dump(mode="json")
+    base["sweep"] = None
+    leaves = leaf_paths(root)
+    problems: list[Problem] = []
+    for path, domain in config.sweep.space.items():
+        where = (*SPACE, path)
+        problem = _swept_path_problem(config, path, leaves)
+        if problem:
+            problems.append((where, problem))
+            continue
+        for index, value in enumerate(domain.candidates()):
+            trial = copy.deepcopy(base)
+            assign(trial, path, value)
+            try:
+                root.model_validate(trial)
+            except ValidationError as exc:
+                for inner, message in problems_of(exc, root):
+                    key = "" if dotted(inner) == path else f"{dotted(inner)}: "
+                    problems.append(((*where, domain.kind, index), f"{show(value)} is invalid: {key}{message}"))
+    return problems
+
+
+def _swept_path_problem(config: ExperimentConfig, path: str, leaves: set[str]) -> str | None:
+    parts = path.split(".")
+    if parts[0] != "algorithms":
+        if path in leaves:
+            return None
+        close = difflib.get_close_matches(path, leaves, n=1, cutoff=0.6)
+        guess = f"did you mean {close[0]!r}?; " if close else ""
+        return f"not a config key ({guess}sweep a leaf such as optimizer.lr or algorithms.<name>.<argument>)"
+    if len(parts) != 3:
+        return "name an algorithm argument as algorithms.<name>.<argument>, e.g. algorithms.selective_backprop.keep"
+    name, arg = parts[1:]
+    if name not in ALGORITHMS:
+        return f"unknown algorithm {name!r} {suggest(name, ALGORITHMS, 'algorithms')}"
+    if name not in config.algorithms:
+        return f"algorithm {name!r} is swept but not configured (add `{name}: {{}}` under algorithms)"
+    arguments = arguments_schema(name).model_fields
+    if arg not in arguments:
+        return f"{arg!r} is not an argument of {name} {suggest(arg, arguments, 'arguments')}"
+    return None
+
+
+def leaf_paths(model: type[BaseModel], prefix: str = "") -> set[str]:
+    """Every dotted path to a sweepable schema leaf (not sweep.* nor algorithms, which are checked apart)."""
+    leaves: set[str] = set()
+    for name, field in model.model_fields.items():
+        path = f"{prefix}{name}"
+        if path in ("sweep", "algorithms"):
+            continue
+        section = submodel(field)
+        leaves |= leaf_paths(section, f"{path}.") if section else {path}
+    return leaves
+
+
+# ---- one trial ---------------------------------------------------------------------------------------------
+
+
+def trial_config(base: ExperimentConfig, arm: Mapping[str, Any]) -> ExperimentConfig:
+    """The config one trial of ``base``'s sweep trains: ``sweep`` dropped, the arm applied, validated once.
+
+    ``arm`` is ``{"variant": "baseline" | "method", "overrides": {dotted.path: value}}``. The baseline drops
+    the swept algorithms (all of them if none is swept) and ignores the overrides; a method arm applies its
+    sampled values.
+    """
+    swept = base.sweep.swept_algorithms() if base.sweep else []
+    unswept = base.model_copy(update={"sweep": None})
+    if arm["variant"] == keys.BASELINE:
+        return unswept.without_algorithms(swept or list(base.algorithms))
+    if arm["variant"] == keys.METHOD:
+        return unswept.with_overrides(arm.get("overrides") or {})
+    raise ValueError(f"a sweep arm's variant is {keys.BASELINE!r} or {keys.METHOD!r}, got {arm['variant']!r}")
