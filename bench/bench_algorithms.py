@@ -29,9 +29,10 @@ from typing import Any
 import torch
 from bench_core import machine
 
-from raycomp.build import build_trainer
-from raycomp.config import ALGORITHMS, ExperimentConfig, load_experiment
+from raycomp.algorithms.registry import ALGORITHMS
+from raycomp.config import ExperimentConfig, load_experiment
 from raycomp.core import Callback
+from raycomp.recipe import build_trainer
 
 # The arguments each algorithm runs with (and its method card quotes); None: sb.yaml's own arguments.
 ARGS: dict[str, dict[str, Any] | None] = {
