@@ -92,6 +92,18 @@ def valid_keys(root: type[BaseModel], path: KeyPath) -> list[str] | None:
     return list(section.model_fields) if section else None
 
 
+def leaf_paths(model: type[BaseModel], prefix: str = "") -> set[str]:
+    """Every dotted path to a sweepable schema leaf (not sweep.* nor algorithms, which are checked apart)."""
+    leaves: set[str] = set()
+    for name, field in model.model_fields.items():
+        path = f"{prefix}{name}"
+        if path in ("sweep", "algorithms"):
+            continue
+        section = submodel(field)
+        leaves |= leaf_paths(section, f"{path}.") if section else {path}
+    return leaves
+
+
 # ---- pydantic's errors -------------------------------------------------------------------------------------
 
 _TYPES = {

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
-    BaseModel,
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
@@ -25,7 +24,7 @@ from pydantic import (
 
 from raycomp import keys
 from raycomp.algorithms.registry import ALGORITHMS, arguments_schema
-from raycomp.config.messages import Invalid, KeyPath, Problem, dotted, problems_of, show, submodel, suggest
+from raycomp.config.messages import Invalid, KeyPath, Problem, dotted, leaf_paths, problems_of, show, suggest
 from raycomp.config.sections import Section
 
 if TYPE_CHECKING:
@@ -226,18 +225,6 @@ def _swept_path_problem(config: ExperimentConfig, path: str, leaves: set[str]) -
     if arg not in arguments:
         return f"{arg!r} is not an argument of {name} {suggest(arg, arguments, 'arguments')}"
     return None
-
-
-def leaf_paths(model: type[BaseModel], prefix: str = "") -> set[str]:
-    """Every dotted path to a sweepable schema leaf (not sweep.* nor algorithms, which are checked apart)."""
-    leaves: set[str] = set()
-    for name, field in model.model_fields.items():
-        path = f"{prefix}{name}"
-        if path in ("sweep", "algorithms"):
-            continue
-        section = submodel(field)
-        leaves |= leaf_paths(section, f"{path}.") if section else {path}
-    return leaves
 
 
 # ---- one trial ---------------------------------------------------------------------------------------------
