@@ -27,7 +27,6 @@ HTTP_ENV = {
 }
 # At start nothing has been sent yet: one quick try tells the user at once that the store is down.
 _REACHABILITY_ENV = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
-_HINT = "start the server, set tracking.tracking_uri, or tracking.enabled: false"
 
 
 def layout_of(config: ExperimentConfig) -> RunLayout:
@@ -61,8 +60,8 @@ def make_client(uri: str) -> MlflowClient:
 def open_experiment(config: ExperimentConfig) -> tuple[MlflowClient, str]:
     """The client and the id of the config's MLflow experiment, created if new.
 
-    Raises ``TrackingUnavailable`` (one line: the URI, the cause and what to do) when the store does
-    not answer, before anything else starts. With the default SQLite store, artifacts go beside it.
+    Raises ``TrackingUnavailable`` (one line: the URI and the cause) when the store does not answer,
+    before anything else starts. With the default SQLite store, artifacts go beside it.
     """
     uri = tracking_uri(config)
     try:
@@ -75,7 +74,7 @@ def open_experiment(config: ExperimentConfig) -> tuple[MlflowClient, str]:
             return client, client.create_experiment(name, artifact_location=_artifact_location(config, uri))
     except Exception as error:
         cause = one_line(error, with_type=False)
-        raise TrackingUnavailable(f"MLflow tracking store {uri} is not reachable: {cause} ({_HINT})") from error
+        raise TrackingUnavailable(f"MLflow tracking store {uri} is not reachable: {cause}") from error
 
 
 def _artifact_location(config: ExperimentConfig, uri: str) -> str | None:

@@ -12,11 +12,13 @@ from typing import Any
 import yaml
 from mlflow import MlflowClient
 
+from raycomp.checkpoint import KeptCheckpoints
 from raycomp.config import ExperimentConfig
 from raycomp.core import Callback, Logger, State
-from raycomp.launch.reporting import FolderReporter
-from raycomp.launch.worker import run_experiment
-from raycomp.tracking import end_run, start_run
+from raycomp.launch.sinks import FolderSink
+from raycomp.launch.spec import TrialSpec
+from raycomp.launch.worker import run_in_process
+from raycomp.tracking import train_run
 
 SB = "algorithms.selective_backprop"
 
@@ -128,14 +130,15 @@ def test_training_continues_and_says_so_when_the_server_goes_away(tmp_path, mlfl
     data = tiny_sweep(tmp_path, max_duration="3ep", tracking={"tracking_uri": mlflow_server.uri})
     del data["sweep"]
     config = ExperimentConfig.from_dict(data)
-    ref = start_run(config, kind="train")
-    reporter = FolderReporter(tmp_path / "checkpoints")
-    run_experiment(config, reporter, tracking=ref.to_dict(), callbacks=[StopServerAtEpoch(mlflow_server, 1)])
-    assert [report["epoch"] for report in reporter.history] == [1, 2, 3] and reporter.history[-1]["finished"]
-    assert reporter.history[0]["tracking/failures"] == 0 and reporter.history[-1]["tracking/failures"] > 0
-    assert not end_run(ref, "FINISHED")
+    sink = FolderSink(KeptCheckpoints(tmp_path / "checkpoints"))
+    with train_run(config, None) as run:
+        spec = TrialSpec.of(config, run=run.ref, callbacks=(StopServerAtEpoch(mlflow_server, 1),))
+        run_in_process(spec, sink)
+    assert [report["epoch"] for report in sink.history] == [1, 2, 3] and sink.history[-1]["finished"]
+    assert sink.history[0]["tracking/failures"] == 0 and sink.history[-1]["tracking/failures"] > 0
     err = capsys.readouterr().err
-    assert "MLflow metrics" in err and "training continues" in err and f"could not mark MLflow run {ref.run_id}" in err
+    assert "MLflow metrics" in err and "training continues" in err
+    assert f"could not mark MLflow run {run.ref.run_id}" in err
     # What was sent before the server went away is in its store.
     stored = MlflowClient(f"sqlite:///{mlflow_server.folder / 'mlflow.db'}")
-    assert [m.step for m in stored.get_metric_history(ref.run_id, "eval/accuracy")] == [4]
+    assert [m.step for m in stored.get_metric_history(run.ref.run_id, "eval/accuracy")] == [4]
