@@ -36,7 +36,7 @@ def tiny_experiment(storage: Path, name: str = "tiny", **changes) -> dict:
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory, local_ray) -> Path:
     """The sweep's folder, after ``python -m raycomp.tune`` ran it (tracking to SQLite beside it)."""
-    from raycomp.tune import main
+    from raycomp.cli.tune import main
 
     storage = tmp_path_factory.mktemp("report-sweep")
     path = storage / "tiny.yaml"
@@ -128,9 +128,9 @@ def test_the_cli_writes_the_same_table_from_the_folder_and_from_mlflow(sweep, tm
 def test_a_report_that_fails_keeps_the_results_and_the_exit_code(tmp_path, local_ray, monkeypatch, capsys):
     import raycomp.report
     import raycomp.report.write
+    from raycomp.cli.tune import main, parse_args
     from raycomp.report import read_results, write_sweep_report
     from raycomp.report.__main__ import main as report_main
-    from raycomp.tune import main, parse_args
 
     def broken(*args, **kwargs):
         raise RuntimeError("no canvas\ntoday")
