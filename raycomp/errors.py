@@ -48,13 +48,13 @@ class TrackingUnavailable(RaycompError, RuntimeError):
     exit_code = EXIT_STORE_DOWN
 
 
-def one_line(error: BaseException, *, with_type: bool = True, limit: int = _MAX_LINE) -> str:
+def one_line(error: BaseException, *, with_type: bool = True, limit: int = _MAX_LINE, separator: str = " ") -> str:
     """An exception as one short line: for warnings printed while work goes on, and for trial errors.
 
-    Its lines are joined with `` | `` so a multi-line message (a ConfigError's problems) stays readable.
+    ``separator`` joins the message's lines (`` | `` keeps a ConfigError's problems apart in a table).
     """
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    text = " | ".join(" ".join(line.split()) for line in lines) or type(error).__name__
+    text = separator.join(" ".join(line.split()) for line in lines) or type(error).__name__
     if with_type:
         text = f"{type(error).__name__}: {text}"
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -40,7 +40,9 @@ class RunLayout:
     @property
     def run_dir(self) -> str:
         """Ray's folder for the sweep or run (a URI under remote storage)."""
-        return f"{self.storage.rstrip('/')}/{self.name}" if is_uri(self.storage) else os.path.join(self.storage, self.name)
+        return (
+            f"{self.storage.rstrip('/')}/{self.name}" if is_uri(self.storage) else os.path.join(self.storage, self.name)
+        )
 
     @property
     def local_dir(self) -> Path:

@@ -59,7 +59,8 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
     """Runs (or resumes) the sweep, then writes its results and report; returns the CLI's exit code."""
     from raycomp.launch.cluster import init_ray
     from raycomp.launch.sweep import build_tuner, restore_tuner, trial_records, unfinished
-    from raycomp.report.summary import best, format_table, summarize, write_results
+    from raycomp.report.results_files import write_results
+    from raycomp.report.summary import best, format_table, summarize
 
     init_ray(args.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
     tuner = restore_tuner(config, parent) if args.resume else build_tuner(config, parent)
@@ -87,7 +88,7 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
         try:  # the results are written already: a report that fails to render must not cost them
             from raycomp.report.write import write_sweep_report
 
-            print(f"report: {write_sweep_report(summaries, config, folder, parent)[-1]}")
+            print(f"report: {write_sweep_report(summaries, config.name, metric, mode, folder, parent)[-1]}")
         except Exception as error:
             print(f"report: not written ({one_line(error)}); results are in {paths[-1]}")
     return 0 if all(s.status != keys.ERROR for s in summaries) else 1

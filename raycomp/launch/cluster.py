@@ -59,7 +59,9 @@ def init_ray(
     )
 
 
-def torch_trainer(spec: TrialSpec, name: str, storage_path: str, *, run_callbacks: list[Any] | None = None) -> TorchTrainer:
+def torch_trainer(
+    spec: TrialSpec, name: str, storage_path: str, *, run_callbacks: list[Any] | None = None
+) -> TorchTrainer:
     """A TorchTrainer running ``spec`` on ``scaling.num_workers`` workers (gloo on CPU, NCCL on GPU).
 
     ``name``/``storage_path`` identify the run: running it again resumes from its latest checkpoint.

@@ -59,7 +59,11 @@ class EvalReportCallback(Callback):
     # Only the clocks need to survive a restart: the rest describes the current window.
     def state_dict(self) -> dict[str, Any]:
         cpu = time.process_time() - self._cpu_start if self._fit_start else 0.0
-        return {"wall_s": self.wall_before + self._elapsed(), "cpu_s": self.cpu_before + cpu, "period": self._last_period}
+        return {
+            "wall_s": self.wall_before + self._elapsed(),
+            "cpu_s": self.cpu_before + cpu,
+            "period": self._last_period,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.wall_before, self.cpu_before = float(state["wall_s"]), float(state["cpu_s"])
@@ -117,7 +121,8 @@ class EvalReportCallback(Callback):
             "trainer/lr": state.optimizers[0].param_groups[0]["lr"] if state.optimizers else None,
             keys.FINISHED: final,
             keys.MACHINE: machine(state.device),  # where these times were measured, for the speed-up report
-            keys.TRACES: state.trace_summary.rows(),  # whole-run totals so far, with every result
+            # Whole-run totals so far. A tuple: Tune's TensorBoard logger tries to draw lists as histograms.
+            keys.TRACES: tuple(state.trace_summary.rows()),
         }
         train_loss = self._mean_train_loss(state)
         if train_loss is not None:

@@ -24,7 +24,6 @@ from raycomp.launch.sinks import ResultSink, TrainSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.recipe import build_trainer
 
-
 SPEC = "spec"  # the one key of the TorchTrainer's train_loop_config
 
 
@@ -63,7 +62,9 @@ def _run(spec: TrialSpec, sink: ResultSink, restored: Path | None, device: torch
     if spec.run is not None and _is_rank_zero():
         from raycomp.tracking import MlflowCallback
 
-        tracking = MlflowCallback(spec.run, metric=spec.metric, mode=spec.mode, num_to_keep=config.checkpoint.num_to_keep)
+        tracking = MlflowCallback(
+            spec.run, metric=spec.metric, mode=spec.mode, num_to_keep=config.checkpoint.num_to_keep
+        )
         sinks.append(tracking)  # first: a trial Tune stops at a result has logged it already
         loggers.append(tracking)  # every step's metrics; as a callback it flushes at the end of fit
         metrics["mlflow_run_id"] = spec.run.run_id

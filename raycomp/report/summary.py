@@ -134,7 +134,9 @@ def traces_of(trial: TrialRecord) -> tuple[TraceRow, ...] | None:
     """The trial's trace rows: its ``traces`` field, else those of its last report that has them."""
     rows = trial.traces
     if rows is None:
-        rows = next((r[keys.TRACES] for r in reversed(trial.history) if isinstance(r.get(keys.TRACES), list)), None)
+        rows = next(
+            (r[keys.TRACES] for r in reversed(trial.history) if isinstance(r.get(keys.TRACES), list | tuple)), None
+        )
     return None if rows is None else tuple(TraceRow.from_dict(row) for row in rows)
 
 

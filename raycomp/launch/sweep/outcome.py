@@ -45,4 +45,4 @@ def _status(result: tune.Result, history: list[dict[str, Any]]) -> str:
 def _error_line(error: BaseException) -> str:
     """The error that ended a trial on one line: the trial's own exception, not Ray's wrapper around it."""
     cause = getattr(error, "cause", None) or error  # a RayTaskError carries the exception the trial raised
-    return one_line(cause, limit=500)
+    return one_line(cause, limit=500, separator=" | ")
