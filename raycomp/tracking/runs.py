@@ -26,7 +26,7 @@ from raycomp.errors import one_line
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.params import environment_tags, log_config
 from raycomp.tracking.ref import RunRef
-from raycomp.tracking.store import layout_of, make_client, open_experiment, tracking_uri
+from raycomp.tracking.store import make_client, open_experiment, tracking_uri
 
 SWEEP, TRAIN, TRIAL = "sweep", "train", "trial"  # values of keys.KIND_TAG
 RUNNING, FINISHED, FAILED, KILLED = "RUNNING", "FINISHED", "FAILED", "KILLED"
@@ -133,7 +133,7 @@ def _open_top_level(config: ExperimentConfig, kind: str, experiment_file: str | 
     """A tagged run holding the resolved config (and, for a training, its params); ``reopen`` continues
     the latest unfinished run of the same storage path and name instead."""
     client, experiment_id = open_experiment(config)
-    uri, key = tracking_uri(config), layout_of(config).run_key(kind)
+    uri, key = tracking_uri(config), config.layout.run_key(kind)
     if reopen:
         previous = _find(client, experiment_id, {keys.RUN_KEY_TAG: key})
         if previous is not None and previous.info.status != FINISHED:

@@ -16,7 +16,7 @@ from mlflow import MlflowClient
 
 from raycomp.config import ExperimentConfig
 from raycomp.errors import TrackingUnavailable, one_line
-from raycomp.layout import RunLayout, is_uri, sqlite_path
+from raycomp.layout import is_uri, sqlite_path
 
 # A server that is down must not stall training: MLflow's defaults retry for minutes. A failed send
 # is kept and sent again at the next report (client.py), so a few quick tries are enough.
@@ -29,18 +29,13 @@ HTTP_ENV = {
 _REACHABILITY_ENV = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
 
 
-def layout_of(config: ExperimentConfig) -> RunLayout:
-    # TODO: config.layout once ExperimentConfig has it (another engineer is adding it).
-    return RunLayout.of(config.storage_path, config.name)
-
-
 def tracking_uri(config: ExperimentConfig) -> str:
     """The config's URI, else ``MLFLOW_TRACKING_URI``, else the SQLite store beside the run folder."""
     if config.tracking.tracking_uri:
         return config.tracking.tracking_uri
     if os.environ.get("MLFLOW_TRACKING_URI"):
         return os.environ["MLFLOW_TRACKING_URI"]
-    return layout_of(config).default_tracking_uri
+    return config.layout.default_tracking_uri
 
 
 def experiment_name(config: ExperimentConfig) -> str:
@@ -79,7 +74,7 @@ def open_experiment(config: ExperimentConfig) -> tuple[MlflowClient, str]:
 
 def _artifact_location(config: ExperimentConfig, uri: str) -> str | None:
     """Beside our default SQLite file; a server or a user's URI decides for itself."""
-    layout = layout_of(config)
+    layout = config.layout
     if is_uri(layout.storage) or uri != layout.default_tracking_uri:
         return None
     return layout.default_artifact_location
