@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ray import tune
+from raycomp.launch.runner import init_ray, torch_trainer
 
 from raycomp.config import ExperimentConfig, load_experiment
-from raycomp.launch.runner import init_ray, torch_trainer
 from raycomp.launch.sweep import build_tuner, trial_records
 
 REPO = Path(__file__).resolve().parents[1]

@@ -19,6 +19,7 @@ torch runs on one thread, as a ``cpus_per_worker: 1`` trial does.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import statistics
@@ -30,10 +31,12 @@ from pathlib import Path
 import torch
 from bench_core import machine
 
+from raycomp import keys
+from raycomp.checkpoint import KeptCheckpoints
 from raycomp.config import load_experiment
-from raycomp.launch.reporting import FolderReporter
-from raycomp.launch.worker import run_experiment
-from raycomp.results import WALL
+from raycomp.launch.sinks import FolderSink
+from raycomp.launch.spec import TrialSpec
+from raycomp.launch.worker import run_in_process
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -43,19 +46,21 @@ def one_run(overrides: list[str], tracked: bool) -> tuple[float, float, float, f
     gc.collect()  # the previous run's garbage is not this run's cost
     with tempfile.TemporaryDirectory(prefix="bench-tracking-") as folder:
         config = load_experiment(REPO / "experiments" / "sb.yaml", [*overrides, f"storage_path={folder}"])
-        tracking, setup_s, points, tracking_s = None, 0.0, 0.0, 0.0
-        if tracked:
-            from raycomp.tracking import start_run
+        setup_s, points, tracking_s = 0.0, 0.0, 0.0
+        with contextlib.ExitStack() as stack:
+            run = None
+            if tracked:
+                from raycomp.tracking import train_run
 
-            began = time.perf_counter()
-            tracking = start_run(config, kind="train").to_dict()
-            setup_s = time.perf_counter() - began
-        reporter = FolderReporter(Path(folder) / "checkpoints", num_to_keep=2)
-        run_experiment(config, reporter, device="cpu", tracking=tracking)
-        last = reporter.history[-1]
-        if tracked:
-            points, tracking_s = float(_points(config, tracking["run_id"])), float(last["time/tracking_s"])
-        return float(last[WALL]), setup_s, points, tracking_s
+                began = time.perf_counter()
+                run = stack.enter_context(train_run(config, None))
+                setup_s = time.perf_counter() - began
+            sink = FolderSink(KeptCheckpoints(Path(folder) / "checkpoints", num_to_keep=2))
+            run_in_process(TrialSpec.of(config, run=run.ref if run else None), sink)
+        last = sink.history[-1]
+        if run is not None:
+            points, tracking_s = float(_points(config, run.ref.run_id)), float(last["time/tracking_s"])
+        return float(last[keys.WALL]), setup_s, points, tracking_s
 
 
 def _points(config, run_id: str) -> int:

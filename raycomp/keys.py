@@ -16,6 +16,7 @@ MACHINE = "machine"  # where the times were measured
 TRACES = "traces"  # the Engine's trace rows, on every report (the final one is what the report shows)
 VARIANT = "variant"
 TRACKING_FAILURES = "tracking/failures"
+TRACKING_SECONDS = "time/tracking_s"  # rank 0's time in MLflow calls and buffering
 DEFAULT_METRIC, DEFAULT_MODE = "eval/accuracy", "max"
 
 # -- arms of a sweep --

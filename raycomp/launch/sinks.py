@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+from raycomp import keys
 from raycomp.checkpoint import KeptCheckpoints
 
 
@@ -36,7 +37,11 @@ class TuneSink:
         from ray import tune
 
         checkpoint = tune.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
-        tune.report(metrics, checkpoint=checkpoint)
+        try:
+            tune.report(metrics, checkpoint=checkpoint)
+        except SystemExit:  # how Tune stops a trial (ASHA); at the final result, training is done anyway
+            if not metrics.get(keys.FINISHED):
+                raise
 
 
 class FolderSink:

@@ -19,7 +19,6 @@ from raycomp.core import Callback, Logger, State
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.ref import RunRef
 
-TRACKING_SECONDS = "time/tracking_s"  # TODO: keys.TRACKING_SECONDS once keys.py has it
 TRACE_TABLE = "traces.json"
 TRACE_COLUMNS = ["algorithm", "event", "count", "total_s", "mean_s", "exit_codes"]
 CHECKPOINTS = "checkpoints"
@@ -60,7 +59,7 @@ class MlflowCallback(Callback):
             self.client.log_table(TRACE_COLUMNS, trace_rows(traces), TRACE_TABLE)
         self.client.flush()
         metrics[keys.TRACKING_FAILURES] = self.client.failures
-        metrics[TRACKING_SECONDS] = self.client.seconds  # rank 0's time in MLflow calls and buffering so far
+        metrics[keys.TRACKING_SECONDS] = self.client.seconds  # rank 0's time in MLflow calls and buffering so far
 
     # -- loop hooks ------------------------------------------------------------------------------------
 

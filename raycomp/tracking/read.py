@@ -23,11 +23,10 @@ from raycomp.errors import NotFound
 from raycomp.layout import RunLayout, is_uri
 from raycomp.report.results_files import Results, parse_results
 from raycomp.report.summary import TraceRow, TrialRecord, best, summarize
+from raycomp.tracking.artifacts import RUN_ID
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.store import make_client
 
-SWEEP_KIND = "sweep"  # TODO(keys): the raycomp.kind tag's value of a sweep's parent run, once keys.py names it
-_RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 _TRACE = re.compile(r"^trace/([^/]+)/([^/]+)/(total_s|count)$")
 _STATUS = {"FINISHED": keys.TERMINATED, "KILLED": keys.STOPPED, "FAILED": keys.ERROR, "RUNNING": keys.INTERRUPTED}
 
@@ -49,14 +48,14 @@ def client_for(uri: str) -> Any:
 
 def sweep_run_of_folder(client: Any, folder: Path) -> Any:
     """The latest parent run of the sweep written to ``folder`` (its ``raycomp.run_key`` tag), or None."""
-    key = RunLayout.of(str(folder.parent), folder.name).run_key(SWEEP_KIND)
+    key = RunLayout.of(str(folder.parent), folder.name).run_key(keys.SWEEP_KIND)
     experiments = [e.experiment_id for e in client.search_experiments()]
     return _latest(client, experiments, f"tags.`{keys.RUN_KEY_TAG}` = '{key}'") if experiments else None
 
 
 def find_sweep_run(client: Any, reference: str) -> Any:
     """A sweep's parent run from its run id (a trial's run id leads to its parent) or its experiment's name."""
-    if _RUN_ID.match(reference):
+    if RUN_ID.match(reference):
         try:
             run = client.get_run(reference)
         except Exception:
@@ -67,7 +66,7 @@ def find_sweep_run(client: Any, reference: str) -> Any:
     experiment = client.get_experiment_by_name(reference)
     if experiment is None:
         return None
-    return _latest(client, [experiment.experiment_id], f"tags.`{keys.KIND_TAG}` = '{SWEEP_KIND}'")
+    return _latest(client, [experiment.experiment_id], f"tags.`{keys.KIND_TAG}` = '{keys.SWEEP_KIND}'")
 
 
 def run_ref(uri: str, run: Any) -> RunRef:
@@ -169,7 +168,7 @@ def _config(client: Any, parent: Any) -> dict[str, Any]:
 
 def _local_folder(parent: Any) -> Path | None:
     key = parent.data.tags.get(keys.RUN_KEY_TAG, "")
-    prefix = f"{SWEEP_KIND}:"
+    prefix = f"{keys.SWEEP_KIND}:"
     path = Path(key.removeprefix(prefix)) if key.startswith(prefix) and not is_uri(key) else None
     return path if path is not None and path.is_dir() else None
 

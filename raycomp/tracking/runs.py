@@ -28,7 +28,7 @@ from raycomp.tracking.params import environment_tags, log_config
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.store import make_client, open_experiment, tracking_uri
 
-SWEEP, TRAIN, TRIAL = "sweep", "train", "trial"  # values of keys.KIND_TAG
+SWEEP, TRAIN, TRIAL = keys.SWEEP_KIND, keys.TRAIN_KIND, keys.TRIAL_KIND
 RUNNING, FINISHED, FAILED, KILLED = "RUNNING", "FINISHED", "FAILED", "KILLED"
 CONFIG_FILE = "config.yaml"
 

@@ -33,7 +33,8 @@ class CloseOrphanedRuns(tune.Callback):
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         from raycomp.tracking import close_orphaned_run
 
-        close_orphaned_run(self.parent, trial.trial_id, failed=False)
+        finished = bool((trial.last_result or {}).get(keys.FINISHED))  # stopped at its final result
+        close_orphaned_run(self.parent, trial.trial_id, failed=False, finished=finished)
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         from raycomp.tracking import close_orphaned_run
