@@ -13,7 +13,7 @@ atexit.register = lambda *a, **k: registered.append(a)
 
 import raycomp, raycomp.core, raycomp.trainer, raycomp.algorithms, raycomp.functional, raycomp.checkpoint
 import raycomp.batching, raycomp.distributed, raycomp.recipe, raycomp.errors, raycomp.keys, raycomp.layout
-import raycomp.config, raycomp.tracking.ref, raycomp.launch.spec, raycomp.launch.eval_report, raycomp.launch.sinks  # cross Ray, import no Ray
+import raycomp.config, raycomp.tracking.ref, raycomp.launch.spec, raycomp.launch.eval_report, raycomp.launch.sinks
 import torch.distributed as dist
 
 assert handlers == {s: signal.getsignal(s) for s in handlers}, "signal handlers changed at import"
