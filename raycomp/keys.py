@@ -13,14 +13,16 @@ TRAIN_LOSS = "train/loss"
 FINISHED = "finished"  # True on the trial's last report: it trained to max_duration
 STEP = "step"
 MACHINE = "machine"  # where the times were measured
+HOST_LOAD = "host/load_1m"  # the host's 1-minute load average when the result was sent
 TRACES = "traces"  # the Engine's trace rows, on every report (the final one is what the report shows)
 VARIANT = "variant"
 TRACKING_FAILURES = "tracking/failures"
 TRACKING_SECONDS = "time/tracking_s"  # rank 0's time in MLflow calls and buffering
 DEFAULT_METRIC, DEFAULT_MODE = "eval/accuracy", "max"
 
-# -- arms of a sweep --
-BASELINE, METHOD = "baseline", "method"
+# -- arms of a sweep: the baseline, its shorter-budget runs (its frontier), an A/A twin, the method --
+BASELINE, FRONTIER, CONTROL, METHOD = "baseline", "frontier", "control", "method"
+VARIANTS = (BASELINE, FRONTIER, CONTROL, METHOD)
 
 # -- a trial's final status, as the results table shows it --
 TERMINATED = "TERMINATED"  # trained to the end

@@ -59,6 +59,11 @@ def build_scheduler(
     return torch.optim.lr_scheduler.LambdaLR(optimizer, cosine)
 
 
+def data_seed(config: ExperimentConfig) -> int:
+    """The synthetic data's seed: its own, else the experiment's (a sweep's repeats share one data set)."""
+    return config.seed if config.data.seed is None else config.data.seed
+
+
 def build_trainer(
     config: ExperimentConfig,
     *,
@@ -78,7 +83,7 @@ def build_trainer(
     """
     data = config.data
     train_set, test_set = build_datasets(
-        data.name, root=data.root, num_train=data.num_train, num_test=data.num_test, seed=config.seed
+        data.name, root=data.root, num_train=data.num_train, num_test=data.num_test, seed=data_seed(config)
     )
     train_loader = build_dataloader(train_set, data.batch_size, seed=config.seed, num_workers=data.num_workers)
     eval_loader = build_dataloader(test_set, data.eval_batch_size, shuffle=False, num_workers=data.num_workers)

@@ -18,7 +18,8 @@ from raycomp.config.sections import (
     TrackingConfig,
 )
 from raycomp.config.source import load_experiment
-from raycomp.config.sweep import DOMAIN_KINDS, SearchDomain, SweepConfig, TrialSchedulerConfig, trial_config
+from raycomp.config.sweep import DOMAIN_KINDS, SearchDomain, SweepConfig, TrialSchedulerConfig
+from raycomp.config.trial import trial_config
 from raycomp.errors import ConfigError
 
 __all__ = [

@@ -55,15 +55,21 @@ class ModelConfig(Section):
         return one_of(name, MODEL_NAMES, "model")
 
 
+CIFAR10_TRAIN_SIZE = 50_000
+
+
 class DataConfig(Section):
     """The dataset and its loaders. ``batch_size`` is per Ray Train worker: the global batch is it times workers.
 
     ``num_workers`` counts DataLoader worker processes (not Ray workers); ``num_train``/``num_test`` size the
     synthetic set only. ``root`` is the folder holding ``cifar-10-batches-py``, required for cifar10.
+    ``seed`` generates the synthetic set (null: the experiment's ``seed``); a sweep's repeats change the
+    experiment's seed (initialisation, data order, sampling) but keep the data.
     """
 
     name: str = "synthetic"
     root: str | None = None
+    seed: int | None = Field(None, ge=0)
     num_train: int = Field(5000, ge=1)
     num_test: int = Field(1000, ge=1)
     batch_size: int = Field(128, ge=1)
@@ -83,6 +89,11 @@ class DataConfig(Section):
             message = "required when data.name is 'cifar10' (set it to the folder holding cifar-10-batches-py)"
             raise Invalid([(("root",), message)])
         return self
+
+    @property
+    def train_size(self) -> int:
+        """Samples in the training set: what a step count per epoch is computed from."""
+        return CIFAR10_TRAIN_SIZE if self.name == "cifar10" else self.num_train
 
 
 class OptimizerConfig(Section):

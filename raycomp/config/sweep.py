@@ -114,7 +114,12 @@ class SweepConfig(Section):
     """A Ray Tune sweep: ``space`` maps dotted config key paths to search domains.
 
     ``max_concurrent_trials`` null runs as many trials as fit; ``baseline`` adds a trial without the swept
-    algorithm(s), to measure what they buy.
+    algorithm(s), to measure what they buy. For verdicts that hold on a noisy machine: ``repeats`` runs every
+    configuration with seeds ``seed .. seed+repeats-1`` (paired across configurations by seed),
+    ``baseline_budgets`` trains the baseline again with complete schedules for these fractions of
+    ``max_duration`` (its accuracy-against-time frontier; 1.0 is the baseline itself), ``control`` adds an
+    arm identical to the baseline (an A/A check of the machine's timing), and a configuration whose accuracy
+    interval lies wholly below ``-accuracy_tolerance`` (in the metric's units) is judged less accurate.
     """
 
     space: dict[str, SearchDomain] = Field(default_factory=dict)
@@ -125,6 +130,32 @@ class SweepConfig(Section):
     max_concurrent_trials: int | None = Field(None, ge=1)
     search_alg: Literal["random", "optuna"] | None = None  # optuna needs `pip install raycomp[optuna]`
     baseline: bool = True
+    repeats: int = Field(1, ge=1)
+    baseline_budgets: list[float] = Field(default_factory=list)
+    control: bool = False
+    accuracy_tolerance: float = Field(0.005, ge=0)
+
+    @model_validator(mode="after")
+    def _arms_need_a_baseline(self) -> SweepConfig:
+        problems: list[Problem] = []
+        for index, budget in enumerate(self.baseline_budgets):
+            if not 0 < budget <= 1:
+                problems.append((("baseline_budgets", index), f"must be in (0, 1], got {show(budget)}"))
+        for key in ("baseline_budgets", "control"):
+            if getattr(self, key) and not self.baseline:
+                problems.append(((key,), "needs the baseline (set sweep.baseline: true)"))
+        if self.search_alg == "optuna":
+            for key, default in (("repeats", 1), ("baseline_budgets", []), ("control", False)):
+                if getattr(self, key) != default:
+                    problems.append(((key,), "needs search_alg: random (a searcher samples each trial anew)"))
+        if problems:
+            raise Invalid(problems)
+        return self
+
+    @property
+    def frontier_budgets(self) -> list[float]:
+        """The budgets below the full run, each trained as its own baseline trial (1.0 is the baseline)."""
+        return sorted({budget for budget in self.baseline_budgets if budget < 1})
 
     @model_validator(mode="after")
     def _grid_needs_basic_search(self) -> SweepConfig:
@@ -225,22 +256,3 @@ def _swept_path_problem(config: ExperimentConfig, path: str, leaves: set[str]) -
     if arg not in arguments:
         return f"{arg!r} is not an argument of {name} {suggest(arg, arguments, 'arguments')}"
     return None
-
-
-# ---- one trial ---------------------------------------------------------------------------------------------
-
-
-def trial_config(base: ExperimentConfig, arm: Mapping[str, Any]) -> ExperimentConfig:
-    """The config one trial of ``base``'s sweep trains: ``sweep`` dropped, the arm applied, validated once.
-
-    ``arm`` is ``{"variant": "baseline" | "method", "overrides": {dotted.path: value}}``. The baseline drops
-    the swept algorithms (all of them if none is swept) and ignores the overrides; a method arm applies its
-    sampled values.
-    """
-    swept = base.sweep.swept_algorithms() if base.sweep else []
-    unswept = base.model_copy(update={"sweep": None})
-    if arm["variant"] == keys.BASELINE:
-        return unswept.without_algorithms(swept or list(base.algorithms))
-    if arm["variant"] == keys.METHOD:
-        return unswept.with_overrides(arm.get("overrides") or {})
-    raise ValueError(f"a sweep arm's variant is {keys.BASELINE!r} or {keys.METHOD!r}, got {arm['variant']!r}")

@@ -7,6 +7,7 @@ here imports Ray: where results go is the sinks' business (``raycomp.launch.sink
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -121,6 +122,7 @@ class EvalReportCallback(Callback):
             "trainer/lr": state.optimizers[0].param_groups[0]["lr"] if state.optimizers else None,
             keys.FINISHED: final,
             keys.MACHINE: machine(state.device),  # where these times were measured, for the speed-up report
+            keys.HOST_LOAD: os.getloadavg()[0],  # how busy the machine was: the noise behind these times
             # Whole-run totals so far. A tuple: Tune's TensorBoard logger tries to draw lists as histograms.
             keys.TRACES: tuple(state.trace_summary.rows()),
         }

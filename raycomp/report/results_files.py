@@ -96,7 +96,7 @@ def parse_results(document: dict[str, Any]) -> Results:
 def _summary(row: dict[str, Any], metric: str) -> TrialSummary:
     columns = {column_name(attribute, metric): attribute for attribute in LEADING_COLUMNS + TRAILING_COLUMNS}
     overrides = {key: value for key, value in row.items() if key not in columns and key not in REPORT_KEYS}
-    values = {attribute: row.get(column) for column, attribute in columns.items()}
+    values = {attribute: _plain(row.get(column)) for column, attribute in columns.items()}
     curve = tuple(
         (point.get(keys.STEP), point.get("wall_s"), float(point[metric]))
         for point in row.get("curve") or []
@@ -104,19 +104,17 @@ def _summary(row: dict[str, Any], metric: str) -> TrialSummary:
     )
     traces = row.get("traces")
     return TrialSummary(
-        trial_id=str(values["trial_id"]),
-        variant=str(values["variant"]),
+        **values,
         overrides=overrides,
-        status=str(values["status"]),
-        final_metric=finite(values["final_metric"]),
-        wall_s=finite(values["wall_s"]),
-        time_to_baseline_s=finite(values["time_to_baseline_s"]),
-        speedup=finite(values["speedup"]),
-        error=values["error"],
         curve=curve,
         machine=row.get("machine"),
         traces=None if traces is None else tuple(TraceRow.from_dict(trace) for trace in traces),
     )
+
+
+def _plain(value: Any) -> Any:
+    """A cell as the summary holds it: numbers that are not (NaN) read as None, strings stay."""
+    return value if isinstance(value, str) or value is None else finite(value)
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -18,8 +18,17 @@ from raycomp import keys
 # The non-argument columns of a results row, as TrialSummary attributes; the swept arguments go between
 # the two groups, and "final_metric" is named after the sweep's metric. Reading a row back uses the same
 # names, so a new column is never mistaken for a swept argument.
-LEADING_COLUMNS = ("trial_id", "variant")
-TRAILING_COLUMNS = ("status", "final_metric", "wall_s", "time_to_baseline_s", "speedup", "error")
+LEADING_COLUMNS = ("trial_id", "config_id", "variant", "repeat", "budget")
+TRAILING_COLUMNS = (
+    "status",
+    "final_metric",
+    "wall_s",
+    "cpu_s",
+    "host_load",
+    "time_to_baseline_s",
+    "speedup",
+    "error",
+)
 
 Curve = tuple[tuple[float | None, float | None, float], ...]  # (step, wall s, metric) at each report with a value
 
@@ -57,6 +66,9 @@ class TrialRecord:
     history: list[dict[str, Any]]
     error: str | None = None
     traces: Sequence[Mapping[str, Any]] | None = None
+    config_id: str | None = None  # the configuration this trial is one repeat of
+    repeat: int | None = None  # the repeat's index (seed - base seed): repeats pair trials across configurations
+    budget: float | None = None  # a frontier trial's fraction of max_duration
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,6 +90,11 @@ class TrialSummary:
     machine: str | None = None
     traces: tuple[TraceRow, ...] | None = None
     run_id: str | None = None  # the trial's MLflow run, when the report found it
+    config_id: str | None = None
+    repeat: int | None = None
+    budget: float | None = None
+    cpu_s: float | None = None  # the trial process's CPU time in training (rank 0's)
+    host_load: float | None = None  # the host's 1-minute load average, mean over the trial's results
 
     @property
     def is_baseline(self) -> bool:
@@ -103,12 +120,14 @@ def column_name(attribute: str, metric: str) -> str:
 def summarize(
     trials: Sequence[TrialRecord], metric: str = keys.DEFAULT_METRIC, mode: str = keys.DEFAULT_MODE
 ) -> list[TrialSummary]:
-    """Summaries in trial order; speed-up = baseline wall time / time to reach the baseline's final metric."""
-    baseline = next((t for t in trials if t.variant == keys.BASELINE and t.history), None)
-    target = finite(baseline.history[-1].get(metric)) if baseline else None
-    baseline_wall = finite(baseline.history[-1].get(keys.WALL)) if baseline else None
+    """Summaries in trial order; speed-up = baseline wall time / time to reach the baseline's final metric,
+    against the baseline of the same repeat (else the first baseline)."""
+    baselines = [t for t in trials if t.variant == keys.BASELINE and t.history]
     summaries = []
     for trial in trials:
+        baseline = next((b for b in baselines if b.repeat == trial.repeat), baselines[0] if baselines else None)
+        target = finite(baseline.history[-1].get(metric)) if baseline else None
+        baseline_wall = finite(baseline.history[-1].get(keys.WALL)) if baseline else None
         last = trial.history[-1] if trial.history else {}
         reached = _first_reaching(trial.history, metric, target, mode) if target is not None else None
         summaries.append(
@@ -125,9 +144,19 @@ def summarize(
                 curve=curve(trial.history, metric),
                 machine=_machine(trial.history),
                 traces=traces_of(trial),
+                config_id=trial.config_id,
+                repeat=trial.repeat,
+                budget=trial.budget,
+                cpu_s=finite(last.get(keys.CPU)),
+                host_load=_mean(trial.history, keys.HOST_LOAD),
             )
         )
     return summaries
+
+
+def _mean(history: Sequence[Mapping[str, Any]], key: str) -> float | None:
+    values = [v for v in (finite(r.get(key)) for r in history) if v is not None]
+    return sum(values) / len(values) if values else None
 
 
 def traces_of(trial: TrialRecord) -> tuple[TraceRow, ...] | None:

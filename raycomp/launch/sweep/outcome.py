@@ -23,7 +23,20 @@ def trial_records(results: tune.ResultGrid) -> list[TrialRecord]:
         error = _error_line(result.error) if result.error else None
         overrides = {path: value for path, value in arm.get("overrides", {}).items() if value is not None}
         traces = (result.metrics or {}).get(keys.TRACES)  # the last result's: whole-run totals
-        records.append(TrialRecord(trial_id, arm["variant"], overrides, status, history, error, traces=traces))
+        records.append(
+            TrialRecord(
+                trial_id,
+                arm["variant"],
+                overrides,
+                status,
+                history,
+                error,
+                traces=traces,
+                config_id=arm.get("config_id"),
+                repeat=arm.get("repeat"),
+                budget=arm.get("budget"),
+            )
+        )
     records.sort(key=lambda record: record.variant != keys.BASELINE)
     return records
 

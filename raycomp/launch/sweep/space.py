@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import copy
 import itertools
+import random
 from typing import Any
 
+import numpy as np
 from ray import tune
 from ray.tune.search import Searcher
 
 from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig
-from raycomp.keys import BASELINE, METHOD
+from raycomp.keys import BASELINE, CONTROL, FRONTIER, METHOD
 
 
 def tune_domain(domain: SearchDomain) -> Any:
@@ -25,25 +27,57 @@ def tune_domain(domain: SearchDomain) -> Any:
     return samplers[domain.kind](domain.values)
 
 
-def sweep_arms(sweep: SweepConfig) -> list[dict[str, Any]]:
-    """The arms Tune grids over: the baseline once, then every grid combination ``num_samples`` times.
+def sweep_arms(config: ExperimentConfig) -> list[dict[str, Any]]:
+    """The arms Tune grids over: every configuration at every repeat's seed, interleaved in time.
 
-    Random domains stay Tune samplers inside each method arm; Tune resolves them per trial. Expanding
-    the grid here keeps the baseline out of the ``num_samples`` repetition.
+    The configurations: the baseline, its ``control`` twin, its ``frontier`` budgets, and every grid
+    combination ``num_samples`` times with its random domains drawn here (by Tune's samplers, seeded by
+    the experiment's seed), so that each drawn configuration trains again at each seed. Arms go seed by
+    seed, each seed's block in its own shuffled order, so the baseline does not always run first and a
+    slow spell of the machine does not land on one configuration.
     """
-    grids = {path: domain.values for path, domain in sweep.space.items() if domain.kind == "grid"}
-    samplers = {path: tune_domain(domain) for path, domain in sweep.space.items() if domain.kind != "grid"}
-    arms = [baseline_arm(sweep)] if sweep.baseline else []
-    for combination in itertools.product(*grids.values()):
-        for _ in range(sweep.num_samples):
-            overrides = {**dict(zip(grids, combination, strict=True)), **copy.deepcopy(samplers)}
-            arms.append({"variant": METHOD, "overrides": overrides})
+    sweep = config.sweep or SweepConfig()
+    blank = dict.fromkeys(sweep.space)  # non-method arms: the same table columns as every other arm
+    configs: list[dict[str, Any]] = []
+    if sweep.baseline:
+        configs.append({"variant": BASELINE, "config_id": BASELINE, "overrides": blank})
+        if sweep.control:
+            configs.append({"variant": CONTROL, "config_id": CONTROL, "overrides": blank})
+        for budget in sweep.frontier_budgets:
+            configs.append(
+                {"variant": FRONTIER, "config_id": f"{FRONTIER}-{budget:g}", "overrides": blank, "budget": budget}
+            )
+    configs += _method_configs(sweep, np.random.RandomState(config.seed))
+    arms = []
+    for repeat in range(sweep.repeats):
+        block = [{**arm, "repeat": repeat} for arm in configs]
+        if sweep.repeats > 1:
+            random.Random(config.seed * 7919 + repeat).shuffle(block)
+        arms += block
     return arms
 
 
+def _method_configs(sweep: SweepConfig, rng: np.random.RandomState) -> list[dict[str, Any]]:
+    """Every grid combination ``num_samples`` times, the other domains drawn once per configuration."""
+    grids = {path: domain.values for path, domain in sweep.space.items() if domain.kind == "grid"}
+    samplers = {path: tune_domain(domain) for path, domain in sweep.space.items() if domain.kind != "grid"}
+    configs = []
+    for combination in itertools.product(*grids.values()):
+        for _ in range(sweep.num_samples):
+            drawn = {path: _plain(sampler.sample(random_state=rng)) for path, sampler in samplers.items()}
+            overrides = {path: {**dict(zip(grids, combination, strict=True)), **drawn}[path] for path in sweep.space}
+            configs.append({"variant": METHOD, "config_id": f"{METHOD}-{len(configs) + 1}", "overrides": overrides})
+    return configs
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars as Python ones: they go into YAML, MLflow params and results.json."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def baseline_arm(sweep: SweepConfig) -> dict[str, Any]:
-    # The baseline ignores overrides; its None values only give Tune's table the same columns for every arm.
-    return {"variant": BASELINE, "overrides": dict.fromkeys(sweep.space)}
+    """The baseline arm a searcher suggests first (search_alg: optuna; one seed, no frontier or control)."""
+    return {"variant": BASELINE, "config_id": BASELINE, "overrides": dict.fromkeys(sweep.space), "repeat": 0}
 
 
 class BaselineFirst(Searcher):
@@ -94,12 +128,18 @@ def search_space(config: ExperimentConfig) -> tuple[dict[str, Any], Any, int]:
     if sweep.search_alg != "optuna":
         from ray.tune.search import BasicVariantGenerator
 
-        searcher = BasicVariantGenerator(random_state=config.seed)  # the same samples on every run of the file
-        return {"arm": tune.grid_search(sweep_arms(sweep))}, searcher, 1
+        searcher = BasicVariantGenerator(random_state=config.seed)
+        return {"arm": tune.grid_search(sweep_arms(config))}, searcher, 1
     from ray.tune.search.optuna import OptunaSearch
 
-    space = {"arm": {"variant": METHOD, "overrides": {p: tune_domain(d) for p, d in sweep.space.items()}}}
+    overrides = {p: tune_domain(d) for p, d in sweep.space.items()}
+    space = {"arm": {"variant": METHOD, "config_id": tune.sample_from(_trial_id), "overrides": overrides, "repeat": 0}}
     searcher: Searcher = OptunaSearch(seed=config.seed)
     if not sweep.baseline:
         return space, searcher, sweep.num_samples
     return space, BaselineFirst(searcher, baseline_arm(sweep)), sweep.num_samples + 1
+
+
+def _trial_id(spec: Any) -> str:
+    """A searcher's configurations are one trial each: the config id is unique per suggestion."""
+    return f"{METHOD}-{random.getrandbits(32):08x}"
