@@ -15,12 +15,19 @@ import argparse
 import os
 import shlex
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from raycomp import keys
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
 from raycomp.config import ExperimentConfig
 from raycomp.errors import EXIT_INTERRUPTED, NotFound, one_line
+from raycomp.report.configs import CONFIG_COLUMNS
 from raycomp.tracking.ref import RunRef
+
+if TYPE_CHECKING:
+    from raycomp.report.configs import SweepVerdicts
+    from raycomp.report.summary import TrialSummary
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -59,8 +66,9 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
     """Runs (or resumes) the sweep, then writes its results and report; returns the CLI's exit code."""
     from raycomp.launch.cluster import init_ray
     from raycomp.launch.sweep import build_tuner, restore_tuner, trial_records, unfinished
+    from raycomp.report.configs import format_verdicts, summarize_configs
     from raycomp.report.results_files import write_results
-    from raycomp.report.summary import best, format_table, summarize
+    from raycomp.report.summary import format_table, summarize
 
     init_ray(args.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
     tuner = restore_tuner(config, parent) if args.resume else build_tuner(config, parent)
@@ -73,25 +81,71 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
 
     metric, mode = config.objective
     summaries = summarize(trial_records(results), metric, mode)
+    verdicts = summarize_configs(summaries, mode, config.sweep.accuracy_tolerance if config.sweep else 0.005)
     folder = config.layout.local_dir  # tables stay on the driver when storage is a URI
-    paths = write_results(folder, summaries, metric, mode)
+    paths = write_results(folder, summaries, metric, mode, verdicts)
     print(format_table(summaries, metric))
-    winner = best(summaries, mode)
-    if winner is not None:
-        print(f"best: {winner.trial_id} ({winner.variant}) {metric}={winner.final_metric:.4g} {winner.overrides}")
-    print("results: " + ", ".join(str(path) for path in paths))
+    print()
+    print(format_verdicts(verdicts))
+    print(_best_line(verdicts))
+    if verdicts.warning():
+        print(f"warning: {verdicts.warning()}")
+    print("results: " + ", ".join(_shown(path) for path in paths))
     if parent is not None:
-        from raycomp.tracking import log_files
+        from raycomp.tracking import log_files, log_verdicts
 
         log_files(parent, paths)
+        log_verdicts(parent, *verdict_records(verdicts, summaries))
     if not args.no_report:
         try:  # the results are written already: a report that fails to render must not cost them
             from raycomp.report.write import write_sweep_report
 
-            print(f"report: {write_sweep_report(summaries, config.name, metric, mode, folder, parent)[-1]}")
+            paths = write_sweep_report(summaries, config.name, metric, mode, folder, parent)
+            print(f"report: {_shown(paths[-1])}")
         except Exception as error:
             print(f"report: not written ({one_line(error)}); results are in {paths[-1]}")
     return 0 if all(s.status != keys.ERROR for s in summaries) else 1
+
+
+def _best_line(verdicts: SweepVerdicts) -> str:
+    if verdicts.best is None:
+        return "best: none (a speed-up interval needs sweep.repeats >= 2 and a baseline)"
+    config = next(c for c in verdicts.configs if c.config_id == verdicts.best)
+    verdict = config.verdict
+    return (
+        f"best (highest speed-up lower bound, not less accurate): {config.config_id} {verdict.verdict}, "
+        f"{verdict.speedup:.2f}x [{verdict.speedup_ci_low:.2f}x, {verdict.speedup_ci_high:.2f}x] {config.arguments}"
+    )
+
+
+def verdict_records(
+    verdicts: SweepVerdicts, summaries: list[TrialSummary]
+) -> tuple[tuple[list[str], list[list[Any]]], dict[str, str], dict[str, dict[str, str]]]:
+    """The verdicts as MLflow wants them: the parent's table and tags, each trial's tags by trial id."""
+    rows = [config.row() for config in verdicts.configs]
+    columns = list(CONFIG_COLUMNS)
+    table = (columns, [[row[column] for column in columns] for row in rows])
+    parent_tags = {
+        "raycomp.control_verdict": str(verdicts.control),
+        "raycomp.noise_floor": str(verdicts.noise_floor),
+        "raycomp.best_config": str(verdicts.best),
+    }
+    by_config = {row["config_id"]: row for row in rows}
+    trial_tags = {}
+    for trial in summaries:
+        row = by_config.get(trial.config_id or trial.trial_id, {})
+        tags = {"raycomp.config_id": str(trial.config_id), "raycomp.verdict": str(row.get("verdict"))}
+        tags |= {f"raycomp.{key}": str(row.get(key)) for key in ("speedup", "speedup_ci_low", "speedup_ci_high")}
+        trial_tags[trial.trial_id] = tags
+    return table, parent_tags, trial_tags
+
+
+def _shown(path: Path) -> str:
+    """A path as the user reads it: relative to the working directory when it is under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def _quoted(overrides: list[str]) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from raycomp import keys
 from raycomp.errors import NotFound
+from raycomp.report.configs import SweepVerdicts
 from raycomp.report.summary import (
     LEADING_COLUMNS,
     TRAILING_COLUMNS,
@@ -42,8 +43,15 @@ class Results:
     best_id: str | None
 
 
-def write_results(folder: str | Path, summaries: Sequence[TrialSummary], metric: str, mode: str) -> list[Path]:
-    """``results.csv`` and ``results.json`` (with the best trial), each written atomically."""
+def write_results(
+    folder: str | Path,
+    summaries: Sequence[TrialSummary],
+    metric: str,
+    mode: str,
+    verdicts: SweepVerdicts | None = None,
+) -> list[Path]:
+    """``results.csv`` and ``results.json`` (with the best trial and, given ``verdicts``, one row per
+    configuration under ``"configs"``), each written atomically."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rows = [s.row(metric) for s in summaries]
@@ -54,7 +62,8 @@ def write_results(folder: str | Path, summaries: Sequence[TrialSummary], metric:
     writer.writerows(rows)
     paths = [folder / keys.RESULTS_CSV, folder / keys.RESULTS_JSON]
     _atomic_write(paths[0], buffer.getvalue())
-    _atomic_write(paths[1], json.dumps(results_document(summaries, metric, mode), indent=2, default=str))
+    document = results_document(summaries, metric, mode) | (verdicts.document() if verdicts else {})
+    _atomic_write(paths[1], json.dumps(document, indent=2, default=str))
     return paths
 
 

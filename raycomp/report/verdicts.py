@@ -103,7 +103,7 @@ def frontier_reach(frontier_runs_at_seed: Iterable[Run], target: float, mode: Mo
     """The time the frontier (points (time, accuracy), one per budget) needs to reach ``target``.
 
     The frontier is the best accuracy reached by each time (a later budget that did worse does not pull it
-    down), linearly interpolated between budgets. Worse than the earliest point: ``below``, at that point's
+    down), linearly interpolated between budgets. Worse than every point: ``below``, at the earliest point's
     time. Better than every point: ``beyond``, at the time the frontier reached its best.
     """
     sign = _sign(mode)
@@ -111,7 +111,7 @@ def frontier_reach(frontier_runs_at_seed: Iterable[Run], target: float, mode: Mo
     if not points:
         return Reach(None, None)
     goal = sign * target
-    if goal < points[0][1]:
+    if goal < min(score for _, score in points):
         return Reach(points[0][0], "below")
     best_time, best = points[0]
     for time_s, score in points:
@@ -125,7 +125,7 @@ def frontier_reach(frontier_runs_at_seed: Iterable[Run], target: float, mode: Mo
 
 
 def frontier_time(frontier_runs_at_seed: Iterable[Run], target: float, mode: Mode = "max") -> float | None:
-    """``frontier_reach``'s time; None beyond the frontier (or with no point). Below: the earliest point's time."""
+    """``frontier_reach``'s time; None beyond the frontier (or with no point). Below: the earliest time."""
     reach = frontier_reach(frontier_runs_at_seed, target, mode)
     return None if reach.position == "beyond" else reach.time_s
 

@@ -19,7 +19,15 @@ if TYPE_CHECKING:
     from raycomp.tracking.artifacts import download_checkpoint, parse_run_reference
     from raycomp.tracking.callback import MlflowCallback
     from raycomp.tracking.client import BatchedClient
-    from raycomp.tracking.runs import TrackedRun, close_orphaned_run, log_files, sweep_run, train_run, trial_run
+    from raycomp.tracking.runs import (
+        TrackedRun,
+        close_orphaned_run,
+        log_files,
+        log_verdicts,
+        sweep_run,
+        train_run,
+        trial_run,
+    )
     from raycomp.tracking.store import make_client, open_experiment, tracking_uri
 
 _MODULE_OF = {
@@ -30,6 +38,7 @@ _MODULE_OF = {
     "TrackedRun": "runs",
     "close_orphaned_run": "runs",
     "log_files": "runs",
+    "log_verdicts": "runs",
     "sweep_run": "runs",
     "train_run": "runs",
     "trial_run": "runs",
@@ -53,6 +62,7 @@ __all__ = [
     "close_orphaned_run",
     "download_checkpoint",
     "log_files",
+    "log_verdicts",
     "make_client",
     "open_experiment",
     "parse_run_reference",

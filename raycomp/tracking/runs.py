@@ -31,6 +31,7 @@ from raycomp.tracking.store import make_client, open_experiment, tracking_uri
 SWEEP, TRAIN, TRIAL = keys.SWEEP_KIND, keys.TRAIN_KIND, keys.TRIAL_KIND
 RUNNING, FINISHED, FAILED, KILLED = "RUNNING", "FINISHED", "FAILED", "KILLED"
 CONFIG_FILE = "config.yaml"
+VERDICTS_TABLE = "configs.json"
 
 
 @dataclasses.dataclass
@@ -124,6 +125,37 @@ def log_files(ref: RunRef, paths: Iterable[str | Path], artifact_folder: str | N
     """Attaches files to the run (in ``artifact_folder``); False if the store refused one (already printed)."""
     client = BatchedClient(ref)
     return all([client.log_artifact(path, artifact_folder) for path in paths])
+
+
+def log_verdicts(
+    parent: RunRef,
+    table: tuple[list[str], list[list[Any]]],
+    parent_tags: Mapping[str, str],
+    trial_tags: Mapping[str, Mapping[str, str]],
+) -> bool:
+    """The sweep's per-configuration verdicts: a ``configs.json`` table and tags on the parent run, and
+    each trial's configuration verdict as tags on its child run (found by trial id). False if the store
+    refused something (already printed); never raises."""
+    client = BatchedClient(parent)
+    done = client.log_table(*table, VERDICTS_TABLE) and client.set_tags(parent_tags)
+    try:
+        children = _children(client.client, parent)
+    except Exception as error:
+        print(f"raycomp: could not find the trial runs of {parent.run_id}: {one_line(error)}", file=sys.stderr)
+        return False
+    for trial_id, tags in trial_tags.items():
+        if trial_id in children:
+            child = RunRef(parent.tracking_uri, parent.experiment_id, children[trial_id])
+            done = BatchedClient(child).set_tags(tags) and done
+    return done
+
+
+def _children(client: MlflowClient, parent: RunRef) -> dict[str, str]:
+    """The parent's trial runs, trial id -> run id."""
+    runs = client.search_runs(
+        [parent.experiment_id], f"tags.`{keys.PARENT_TAG}` = '{parent.run_id}'", max_results=10_000
+    )
+    return {run.data.tags.get(keys.TRIAL_TAG, ""): run.info.run_id for run in runs}
 
 
 # ---- opening and ending ----------------------------------------------------------------------------------

@@ -63,11 +63,12 @@ def concurrent_trials(config: ExperimentConfig, resources: Mapping[str, float]) 
 
 
 class _KeepBaseline(AsyncHyperBandScheduler):
-    """ASHA that never stops the baseline early: every speed-up is measured against its full run."""
+    """ASHA that stops only method trials early: the baseline, its frontier and its control are what every
+    verdict is measured against, so they always run to the end."""
 
     def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
         decision = super().on_trial_result(tune_controller, trial, result)
-        if trial.config.get("arm", {}).get("variant") == keys.BASELINE and not result.get("finished"):
+        if trial.config.get("arm", {}).get("variant") != keys.METHOD and not result.get(keys.FINISHED):
             return TrialScheduler.CONTINUE
         return decision
 

@@ -1,0 +1,190 @@
+"""One row per configuration of a sweep: its repeats' medians, its speed-up and accuracy intervals, its verdict.
+
+The per-trial ``TrialSummary``s are grouped by ``config_id``; the numbers come from
+``raycomp.report.verdicts`` (paired seeds, the baseline's budget frontier, t intervals). This is what
+``results.json`` holds under ``"configs"``, what the CLI prints under the trials, and what MLflow gets
+as the parent's ``configs.json`` table and each child's tags.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from raycomp import keys
+from raycomp.report.summary import TrialSummary
+from raycomp.report.verdicts import NO_EVIDENCE, Run, Verdict, best_config, noise_floor, verdict_for
+
+# results.json's "configs" columns, in order (a contract other tools read)
+CONFIG_COLUMNS = (
+    "config_id",
+    "variant",
+    "arguments",
+    "seeds",
+    "accuracy_median",
+    "time_median_s",
+    "speedup",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "speedup_to_full_baseline",
+    "accuracy_delta",
+    "accuracy_delta_ci_low",
+    "accuracy_delta_ci_high",
+    "verdict",
+    "note",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigSummary:
+    """A configuration over its repeats. The baseline and its frontier budgets are references: no verdict."""
+
+    config_id: str
+    variant: str
+    arguments: dict[str, Any]
+    seeds: tuple[int, ...]  # the repeats that ran
+    accuracy_median: float | None
+    time_median_s: float | None
+    verdict: Verdict | None = None
+    budget: float | None = None
+
+    def row(self) -> dict[str, Any]:
+        verdict = dataclasses.asdict(self.verdict) if self.verdict else {}
+        own = {"config_id": self.config_id, "variant": self.variant, "arguments": self.arguments}
+        own |= {"seeds": list(self.seeds), "accuracy_median": self.accuracy_median, "time_median_s": self.time_median_s}
+        return {column: own[column] if column in own else verdict.get(column) for column in CONFIG_COLUMNS}
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepVerdicts:
+    """What a sweep concludes: the configurations, the control's verdict, the machine's noise floor, the best."""
+
+    configs: tuple[ConfigSummary, ...]
+    control: str | None  # the A/A arm's verdict; anything but "no evidence" means timing was not trustworthy
+    noise_floor: float | None  # coefficient of variation of the baseline's times over its repeats
+    best: str | None  # config_id with the highest speed-up lower bound among those not less accurate
+    tolerance: float = 0.005  # sweep.accuracy_tolerance the verdicts were judged with
+
+    @property
+    def timing_trustworthy(self) -> bool:
+        return self.control in (None, NO_EVIDENCE)
+
+    def warning(self) -> str | None:
+        if self.timing_trustworthy:
+            return None
+        return (
+            f"the control arm (identical to the baseline) came out {self.control!r}: this machine's timing could not "
+            "support verdicts in this sweep (noisy neighbours? rerun with more repeats or on a quiet machine)"
+        )
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "control": self.control,
+            "noise_floor": self.noise_floor,
+            "best_config": self.best,
+            "accuracy_tolerance": self.tolerance,
+            "configs": [config.row() for config in self.configs],
+        }
+
+
+def summarize_configs(
+    trials: Sequence[TrialSummary], mode: str = keys.DEFAULT_MODE, tolerance: float = 0.005
+) -> SweepVerdicts:
+    """Groups trials by configuration (in first-seen order, the baseline first) and judges each one."""
+    groups: dict[str, list[TrialSummary]] = {}
+    for trial in sorted(trials, key=lambda t: t.variant != keys.BASELINE):
+        groups.setdefault(trial.config_id or trial.trial_id, []).append(trial)
+    baseline = [_run(t) for t in trials if t.variant == keys.BASELINE]
+    frontier = [_run(t) for t in trials if t.variant == keys.FRONTIER]
+    configs = []
+    for config_id, members in groups.items():
+        variant = members[0].variant
+        runs = [_run(t) for t in members]
+        verdict = None
+        if variant in (keys.METHOD, keys.CONTROL) and baseline:
+            verdict = verdict_for(runs, baseline, frontier, mode=mode, tolerance=tolerance)  # type: ignore[arg-type]
+        finals = [r for r in runs if r.accuracy is not None and r.time_s is not None]
+        configs.append(
+            ConfigSummary(
+                config_id=config_id,
+                variant=variant,
+                arguments=dict(members[0].overrides),
+                seeds=tuple(sorted(t.repeat or 0 for t in members)),
+                accuracy_median=_median([r.accuracy for r in finals]),
+                time_median_s=_median([r.time_s for r in finals]),
+                verdict=verdict,
+                budget=members[0].budget,
+            )
+        )
+    control = next((c.verdict.verdict for c in configs if c.variant == keys.CONTROL and c.verdict), None)
+    methods = {c.config_id: c.verdict for c in configs if c.variant == keys.METHOD and c.verdict}
+    floor = noise_floor(t.wall_s for t in trials if t.variant == keys.BASELINE and t.status == keys.TERMINATED)
+    return SweepVerdicts(tuple(configs), control, floor, best_config(methods), tolerance)
+
+
+def _run(trial: TrialSummary) -> Run:
+    """A trial as the statistics see it: only a trial that trained to its end has a final accuracy and time."""
+    done = trial.status == keys.TERMINATED
+    curve = tuple((wall, value) for _, wall, value in trial.curve if wall is not None)
+    return Run(
+        seed=trial.repeat or 0,
+        accuracy=trial.final_metric if done else None,
+        time_s=trial.wall_s if done else None,
+        curve=curve,
+    )
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    present = sorted(v for v in values if v is not None)
+    if not present:
+        return None
+    middle = len(present) // 2
+    return present[middle] if len(present) % 2 else (present[middle - 1] + present[middle]) / 2
+
+
+def format_verdicts(verdicts: SweepVerdicts) -> str:
+    """The per-configuration table the CLI prints, then the control's verdict and the noise floor."""
+    header = ["config", "variant", "n", "accuracy", "time s", "speed-up [95% CI]", "Δ accuracy [95% CI]", "verdict"]
+    lines = [header]
+    for config in verdicts.configs:
+        v = config.verdict
+        speed = (
+            "-"
+            if not v or v.speedup is None
+            else f"{v.speedup:.2f}x" + _interval(v.speedup_ci_low, v.speedup_ci_high, "x")
+        )
+        delta = (
+            "-"
+            if not v or v.accuracy_delta is None
+            else f"{v.accuracy_delta:+.4f}" + _interval(v.accuracy_delta_ci_low, v.accuracy_delta_ci_high, "")
+        )
+        lines.append(
+            [
+                config.config_id,
+                config.variant,
+                str(len(config.seeds)),
+                _number(config.accuracy_median, "{:.4f}"),
+                _number(config.time_median_s, "{:.1f}"),
+                speed,
+                delta,
+                (v.verdict + (f" ({v.note})" if v.note else "")) if v else "(reference)",
+            ]
+        )
+    widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
+    text = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in lines]
+    floor = "-" if verdicts.noise_floor is None else f"{verdicts.noise_floor:.1%}"
+    text.append(
+        f"control (A/A): {verdicts.control or 'none in this sweep'}; noise floor (CV of baseline times): {floor}"
+    )
+    return "\n".join(text)
+
+
+def _interval(low: float | None, high: float | None, unit: str) -> str:
+    if low is None or high is None:
+        return ""
+    return f" [{low:.2f}{unit}, {high:.2f}{unit}]" if unit else f" [{low:+.4f}, {high:+.4f}]"
+
+
+def _number(value: float | None, pattern: str) -> str:
+    return "-" if value is None else pattern.format(value)
