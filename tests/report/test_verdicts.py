@@ -113,6 +113,13 @@ def test_a_longer_budget_that_did_worse_leaves_the_frontier_flat():
     assert frontier_reach(noisy[:3], 0.96) == Reach(75.0, "beyond")  # the time it reached its best
 
 
+def test_a_full_budget_that_ran_fastest_starts_the_frontier_at_its_accuracy():
+    """Timing noise can reorder budgets: below its first point the frontier is at that point, not below it."""
+    reordered = [Run(0, 0.96, 48.0), Run(0, 0.90, 50.0)]
+    assert frontier_reach(reordered, 0.93) == Reach(48.0, "within")
+    assert frontier_reach(reordered, 0.89) == Reach(48.0, "below")
+
+
 def test_frontier_for_a_metric_to_minimise():
     losses = [Run(0, 1.0, 50.0), Run(0, 0.6, 100.0)]
     assert frontier_time(losses, 0.8, mode="min") == pytest.approx(75.0)
