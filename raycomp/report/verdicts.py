@@ -9,19 +9,22 @@ the frontier needs to reach the configuration's final accuracy (``frontier_reach
 ``reference_i / time_i``. The point estimate is the geometric mean over the paired seeds.
 
 **Intervals: paired Student t on log ratios.** ``log(reference_i / time_i)`` gets a t interval with n-1
-degrees of freedom, exponentiated. It is exact for any n >= 2 when wall times are log-normal (multiplicative
-machine noise), the model of ``bench/simulate_verdicts.py``; a bootstrap over 3 seeds is not (it sees only
-10 distinct resamples and its intervals are far too narrow). The accuracy difference (config - baseline,
-the metric's units) gets a paired t interval too. One paired seed gives no interval, hence ``no evidence``.
+degrees of freedom, exponentiated. It is exact for any n >= 2 when the log ratios are normal, as they are
+for independent log-normal wall times (multiplicative machine noise, the model of
+``bench/simulate_verdicts.py``; between two budgets the reference is interpolated, and nearly so). A
+bootstrap over 3 seeds is not: it sees 10 distinct resamples, and its 95 % intervals cover about 75 %.
+The accuracy difference (config - baseline, the metric's units) gets a paired t interval too. One paired
+seed gives no interval, hence ``no evidence``.
 
-**Verdict.** ``less accurate`` when the accuracy-difference interval lies wholly on the worse side of
-``-tolerance``; else ``faster`` when the speed-up interval lies wholly above 1, ``slower`` wholly below 1,
-else ``no evidence``. Under A/A each of ``faster``/``slower`` comes out at most (1 - confidence) / 2.
+**Verdict.** ``less accurate`` when the accuracy-difference interval lies wholly below ``-tolerance``
+(wholly above ``+tolerance`` for ``mode="min"``); else ``faster`` when the speed-up interval lies
+wholly above 1, ``slower`` wholly below 1, else ``no evidence``. Under A/A, in that model, each of ``faster``
+and ``slower`` comes out at most (1 - confidence) / 2 of the time.
 
 **Off the frontier, conservatively.** *Beyond* (more accurate than every budget at that seed): the reference
 is the time the frontier reached its best, so the speed-up is a lower bound there and ``slower`` is not
-claimed. *Below* (less accurate than the cheapest budget): the reference is the cheapest budget's time, an
-upper bound, so ``faster`` is not claimed. Both are counted. Missing values (None, NaN, a time <= 0) drop
+claimed. *Below* (less accurate than every budget): the reference is the frontier's earliest time, an upper
+bound, so ``faster`` is not claimed. Both are counted. Missing values (None, NaN, a time <= 0) drop
 that seed's pair; ``n`` says how many pairs remain.
 """
 
@@ -33,8 +36,6 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Literal, NamedTuple
-
-from scipy import stats
 
 FASTER, SLOWER, NO_EVIDENCE, LESS_ACCURATE = "faster", "slower", "no evidence", "less accurate"
 VERDICTS = (FASTER, SLOWER, NO_EVIDENCE, LESS_ACCURATE)
@@ -81,7 +82,7 @@ class Verdict:
     accuracy_delta_ci_low: float | None
     accuracy_delta_ci_high: float | None
     beyond_frontier: int  # paired seeds more accurate than every budget (speed-up a lower bound)
-    below_frontier: int  # paired seeds less accurate than the cheapest budget (speed-up an upper bound)
+    below_frontier: int  # paired seeds less accurate than every budget (speed-up an upper bound)
     note: str = ""  # why the verdict is what it is, when it is not plain
 
 
@@ -132,6 +133,8 @@ def frontier_time(frontier_runs_at_seed: Iterable[Run], target: float, mode: Mod
 
 @lru_cache(maxsize=256)
 def _t_quantile(degrees: int, confidence: float) -> float:
+    from scipy import stats  # on first use: scipy.stats takes a second to import, and the report may need no verdict
+
     return float(stats.t.ppf(0.5 + confidence / 2, degrees))
 
 
