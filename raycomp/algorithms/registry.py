@@ -1,10 +1,15 @@
 """The algorithms an experiment config can name: YAML name -> class, and the declaration of its arguments.
 
 Add an algorithm with one line here; its constructor's signature is all the config needs to check its
-arguments (see ``raycomp.algorithms.arguments``).
+arguments (see ``raycomp.algorithms.arguments``). Your own algorithms: ``register("name", cls)`` in a
+module named in ``RAYCOMP_PLUGINS`` (comma-separated modules, imported with this registry in every
+process: the CLI's and each Ray worker's, which inherit the environment).
 """
 
 from __future__ import annotations
+
+import importlib
+import os
 
 from pydantic import BaseModel
 
@@ -36,6 +41,18 @@ ALGORITHMS: dict[str, type[Algorithm]] = {
 }
 
 
+PLUGINS_ENV = "RAYCOMP_PLUGINS"
+
+
+def register(name: str, cls: type[Algorithm]) -> None:
+    """Makes ``cls`` available in experiment YAML as ``algorithms.<name>``."""
+    if not (isinstance(cls, type) and issubclass(cls, Algorithm)):
+        raise TypeError(f"register({name!r}, ...) needs an Algorithm subclass, got {cls!r}")
+    if ALGORITHMS.get(name, cls) is not cls:
+        raise ValueError(f"an algorithm is registered as {name!r} already ({ALGORITHMS[name].__qualname__})")
+    ALGORITHMS[name] = cls
+
+
 def algorithm_class(name: str) -> type[Algorithm]:
     """The Algorithm class registered as ``name``; a KeyError for names not in ``ALGORITHMS``."""
     return ALGORITHMS[name]
@@ -44,3 +61,11 @@ def algorithm_class(name: str) -> type[Algorithm]:
 def arguments_schema(name: str) -> type[BaseModel]:
     """The pydantic model of ``name``'s constructor arguments: field names, types, ranges and defaults."""
     return arguments_model(ALGORITHMS[name])
+
+
+def _import_plugins() -> None:
+    for module in filter(None, (name.strip() for name in os.environ.get(PLUGINS_ENV, "").split(","))):
+        importlib.import_module(module)
+
+
+_import_plugins()

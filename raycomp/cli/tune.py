@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from raycomp import keys
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
-from raycomp.config import ExperimentConfig
+from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.errors import EXIT_INTERRUPTED, NotFound, one_line
 from raycomp.report.configs import CONFIG_COLUMNS
 from raycomp.tracking.ref import RunRef
@@ -81,7 +81,8 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
 
     metric, mode = config.objective
     summaries = summarize(trial_records(results), metric, mode)
-    verdicts = summarize_configs(summaries, mode, config.sweep.accuracy_tolerance if config.sweep else 0.005)
+    sweep_section = config.sweep or SweepConfig()
+    verdicts = summarize_configs(summaries, mode, sweep_section.accuracy_tolerance, sweep_section.confidence)
     folder = config.layout.local_dir  # tables stay on the driver when storage is a URI
     paths = write_results(folder, summaries, metric, mode, verdicts)
     print(format_table(summaries, metric))

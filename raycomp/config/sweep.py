@@ -134,6 +134,7 @@ class SweepConfig(Section):
     baseline_budgets: list[float] = Field(default_factory=list)
     control: bool = False
     accuracy_tolerance: float = Field(0.005, ge=0)
+    confidence: float = Field(0.95, gt=0.5, lt=1)  # of the verdicts' intervals
 
     @model_validator(mode="after")
     def _arms_need_a_baseline(self) -> SweepConfig:

@@ -14,7 +14,16 @@ from typing import Any
 
 from raycomp import keys
 from raycomp.report.summary import TrialSummary
-from raycomp.report.verdicts import NO_EVIDENCE, Run, Verdict, best_config, noise_floor, verdict_for
+from raycomp.report.verdicts import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_TOLERANCE,
+    NO_EVIDENCE,
+    Run,
+    Verdict,
+    best_config,
+    noise_floor,
+    verdict_for,
+)
 
 # results.json's "configs" columns, in order (a contract other tools read)
 CONFIG_COLUMNS = (
@@ -64,7 +73,8 @@ class SweepVerdicts:
     control: str | None  # the A/A arm's verdict; anything but "no evidence" means timing was not trustworthy
     noise_floor: float | None  # coefficient of variation of the baseline's times over its repeats
     best: str | None  # config_id with the highest speed-up lower bound among those not less accurate
-    tolerance: float = 0.005  # sweep.accuracy_tolerance the verdicts were judged with
+    tolerance: float = DEFAULT_TOLERANCE  # sweep.accuracy_tolerance the verdicts were judged with
+    confidence: float = DEFAULT_CONFIDENCE  # of the intervals
 
     @property
     def timing_trustworthy(self) -> bool:
@@ -84,12 +94,16 @@ class SweepVerdicts:
             "noise_floor": self.noise_floor,
             "best_config": self.best,
             "accuracy_tolerance": self.tolerance,
+            "confidence": self.confidence,
             "configs": [config.row() for config in self.configs],
         }
 
 
 def summarize_configs(
-    trials: Sequence[TrialSummary], mode: str = keys.DEFAULT_MODE, tolerance: float = 0.005
+    trials: Sequence[TrialSummary],
+    mode: str = keys.DEFAULT_MODE,
+    tolerance: float = DEFAULT_TOLERANCE,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> SweepVerdicts:
     """Groups trials by configuration (in first-seen order, the baseline first) and judges each one."""
     groups: dict[str, list[TrialSummary]] = {}
@@ -103,7 +117,7 @@ def summarize_configs(
         runs = [_run(t) for t in members]
         verdict = None
         if variant in (keys.METHOD, keys.CONTROL) and baseline:
-            verdict = verdict_for(runs, baseline, frontier, mode=mode, tolerance=tolerance)  # type: ignore[arg-type]
+            verdict = verdict_for(runs, baseline, frontier, mode=mode, tolerance=tolerance, confidence=confidence)  # type: ignore[arg-type]
         finals = [r for r in runs if r.accuracy is not None and r.time_s is not None]
         configs.append(
             ConfigSummary(
@@ -120,7 +134,7 @@ def summarize_configs(
     control = next((c.verdict.verdict for c in configs if c.variant == keys.CONTROL and c.verdict), None)
     methods = {c.config_id: c.verdict for c in configs if c.variant == keys.METHOD and c.verdict}
     floor = noise_floor(t.wall_s for t in trials if t.variant == keys.BASELINE and t.status == keys.TERMINATED)
-    return SweepVerdicts(tuple(configs), control, floor, best_config(methods), tolerance)
+    return SweepVerdicts(tuple(configs), control, floor, best_config(methods), tolerance, confidence)
 
 
 def _run(trial: TrialSummary) -> Run:
@@ -145,7 +159,8 @@ def _median(values: Sequence[float | None]) -> float | None:
 
 def format_verdicts(verdicts: SweepVerdicts) -> str:
     """The per-configuration table the CLI prints, then the control's verdict and the noise floor."""
-    header = ["config", "variant", "n", "accuracy", "time s", "speed-up [95% CI]", "Δ accuracy [95% CI]", "verdict"]
+    level = f"{verdicts.confidence:.0%} CI"
+    header = ["config", "variant", "n", "accuracy", "time s", f"speed-up [{level}]", f"Δ accuracy [{level}]", "verdict"]
     lines = [header]
     for config in verdicts.configs:
         v = config.verdict
