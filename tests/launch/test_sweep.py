@@ -44,8 +44,6 @@ def write(path: Path, experiment: dict) -> Path:
 
 
 def test_arms_hold_one_baseline_and_each_grid_point_num_samples_times(tmp_path):
-    from ray.tune.search.sample import Float
-
     from raycomp.launch.sweep.space import sweep_arms
 
     experiment = tiny_experiment(tmp_path)
@@ -53,13 +51,35 @@ def test_arms_hold_one_baseline_and_each_grid_point_num_samples_times(tmp_path):
         "space": {f"{SB}.keep": {"grid": [0.25, 0.75]}, f"{SB}.scale_factor": {"uniform": [0.5, 1.0]}},
         "num_samples": 3,
     }
-    arms = sweep_arms(ExperimentConfig.from_dict(experiment).sweep)
+    config = ExperimentConfig.from_dict(experiment)
+    arms = sweep_arms(config)
     assert [arm["variant"] for arm in arms] == ["baseline"] + ["method"] * 6
+    assert [arm["config_id"] for arm in arms] == ["baseline"] + [f"method-{k}" for k in range(1, 7)]
     assert [arm["overrides"][f"{SB}.keep"] for arm in arms[1:]] == [0.25] * 3 + [0.75] * 3
     scale = [arm["overrides"][f"{SB}.scale_factor"] for arm in arms[1:]]
-    assert all(isinstance(domain, Float) and (domain.lower, domain.upper) == (0.5, 1.0) for domain in scale)
-    assert len({id(domain) for domain in scale}) == 6  # one sampler per arm: Tune draws each trial's own
+    assert all(isinstance(value, float) and 0.5 <= value <= 1.0 for value in scale)
+    assert len(set(scale)) == 6  # drawn once per configuration, at the driver
+    assert sweep_arms(config) == arms  # the same draws on every run of the file (seeded by the experiment's seed)
     assert arms[0]["overrides"] == {f"{SB}.keep": None, f"{SB}.scale_factor": None}
+
+
+def test_repeats_pair_every_configuration_by_seed_and_interleave_them(tmp_path):
+    from raycomp.launch.sweep.space import sweep_arms
+
+    experiment = tiny_experiment(tmp_path)
+    experiment["sweep"].update({"repeats": 3, "control": True, "baseline_budgets": [0.5, 1.0]})
+    arms = sweep_arms(ExperimentConfig.from_dict(experiment))
+    configs = {"baseline", "control", "frontier-0.5", "method-1", "method-2"}
+    assert len(arms) == 3 * len(configs)
+    for repeat in range(3):  # seed by seed: each block holds every configuration once
+        block = arms[repeat * 5 : (repeat + 1) * 5]
+        assert {arm["config_id"] for arm in block} == configs and {arm["repeat"] for arm in block} == {repeat}
+    firsts = {arms[repeat * 5]["config_id"] for repeat in range(3)}
+    assert firsts != {"baseline"}  # shuffled within each block: the baseline does not always run first
+    by_config = {}
+    for arm in arms:
+        by_config.setdefault(arm["config_id"], []).append(arm["overrides"])
+    assert all(len({str(o) for o in overrides}) == 1 for overrides in by_config.values())  # same values per seed
 
 
 def test_no_baseline_when_switched_off(tmp_path):
@@ -67,7 +87,7 @@ def test_no_baseline_when_switched_off(tmp_path):
 
     experiment = tiny_experiment(tmp_path)
     experiment["sweep"]["baseline"] = False
-    assert [arm["variant"] for arm in sweep_arms(ExperimentConfig.from_dict(experiment).sweep)] == ["method"] * 2
+    assert [arm["variant"] for arm in sweep_arms(ExperimentConfig.from_dict(experiment))] == ["method"] * 2
 
 
 def test_trial_config_drops_swept_algorithm_for_baseline_and_applies_overrides(tmp_path):
