@@ -29,11 +29,22 @@ def finished_trials(tmp_path: Path, name: str) -> list[dict]:
 
 
 def test_sb_yaml_runs_shrunk(tmp_path, local_ray):
-    args = shrunk(tmp_path, "data.num_train=256", "data.num_test=64", "sweep.num_samples=2")
+    args = shrunk(tmp_path, "data.num_train=256", "data.num_test=64", "sweep.num_samples=1", "sweep.repeats=1")
     assert main([str(EXPERIMENTS / "sb.yaml"), *args]) == 0
     trials = finished_trials(tmp_path, "sb")
-    assert [t["variant"] for t in trials] == ["baseline", "method", "method"]
+    assert sorted(t["config_id"] for t in trials) == [
+        "baseline",
+        "control",
+        "frontier-0.5",
+        "frontier-0.75",
+        "method-1",
+    ]
     assert all(t["status"] == "TERMINATED" for t in trials)
+    configs = json.loads((tmp_path / "runs" / "sb" / "results.json").read_text())["configs"]
+    assert {c["config_id"]: c["verdict"] for c in configs if c["variant"] in ("control", "method")} == {
+        "control": "no evidence",  # one seed: no interval, so no claim either way
+        "method-1": "no evidence",
+    }
 
 
 def test_sb_cifar10_yaml_runs_shrunk_on_local_cifar_files(tmp_path, local_ray):
