@@ -28,10 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from ray import tune
-from raycomp.launch.runner import init_ray, torch_trainer
 
 from raycomp.config import ExperimentConfig, load_experiment
-from raycomp.launch.sweep import build_tuner, trial_records
+from raycomp.launch.cluster import init_ray, torch_trainer
+from raycomp.launch.spec import TrialSpec
+from raycomp.launch.sweep.outcome import trial_records
+from raycomp.launch.sweep.tuner import build_tuner
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -140,7 +142,7 @@ def bench_ddp(storage: str, repeats: int) -> dict[str, Any]:
                     "storage_path": storage,
                 }
             )
-            result = torch_trainer(config, name, storage).fit()
+            result = torch_trainer(TrialSpec.of(config), name, storage).fit()
             reports = [metrics for _, metrics in sorted(result.best_checkpoints, key=lambda pair: pair[1]["step"])]
             first, last = reports[0], reports[-1]
             per_step[workers].append(

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
-    from raycomp.launch.sweep import can_resume
+    from raycomp.launch.sweep.tuner import can_resume
     from raycomp.tracking import sweep_run
 
     if args.resume and not can_resume(config):
@@ -65,7 +65,8 @@ def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
 def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | None) -> int:
     """Runs (or resumes) the sweep, then writes its results and report; returns the CLI's exit code."""
     from raycomp.launch.cluster import init_ray
-    from raycomp.launch.sweep import build_tuner, restore_tuner, trial_records, unfinished
+    from raycomp.launch.sweep.outcome import trial_records, unfinished
+    from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
     from raycomp.report.configs import format_verdicts, summarize_configs
     from raycomp.report.results_files import write_results
     from raycomp.report.summary import format_table, summarize
@@ -101,7 +102,7 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
         try:  # the results are written already: a report that fails to render must not cost them
             from raycomp.report.write import write_sweep_report
 
-            paths = write_sweep_report(summaries, config.name, metric, mode, folder, parent)
+            paths = write_sweep_report(summaries, verdicts, config.name, metric, mode, folder, parent)
             print(f"report: {_shown(paths[-1])}")
         except Exception as error:
             print(f"report: not written ({one_line(error)}); results are in {paths[-1]}")

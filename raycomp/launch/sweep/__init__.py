@@ -5,8 +5,3 @@ in its own process (``scaling.num_workers: 0``) or runs a ``TorchTrainer`` for i
 one place a sweep section becomes Tune search-space objects, ``tuner.py`` builds or restores the Tuner,
 ``outcome.py`` turns Tune's results into ``TrialRecord``s for the summary.
 """
-
-from raycomp.launch.sweep.outcome import trial_records, unfinished
-from raycomp.launch.sweep.tuner import build_tuner, can_resume, restore_tuner
-
-__all__ = ["build_tuner", "can_resume", "restore_tuner", "trial_records", "unfinished"]

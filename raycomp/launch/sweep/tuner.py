@@ -106,10 +106,13 @@ def make_trainable(config: ExperimentConfig, parent: RunRef | None) -> Any:
     return tune.with_resources(trainable, trial_resources(config))
 
 
-def build_tuner(config: ExperimentConfig, parent: RunRef | None = None) -> tune.Tuner:
+def build_tuner(
+    config: ExperimentConfig, parent: RunRef | None = None, callbacks: list[tune.Callback] | None = None
+) -> tune.Tuner:
     """The Tuner for ``config``'s sweep (no ``sweep`` section: the baseline and the config as written).
 
-    ``parent`` is the sweep's MLflow run: each trial logs a child run under it.
+    ``parent`` is the sweep's MLflow run: each trial logs a child run under it. ``callbacks`` are extra
+    Tune callbacks on the driver (benchmarks time trial starts with one).
     """
     sweep = config.sweep or SweepConfig()
     cluster = ray.cluster_resources()
@@ -135,7 +138,7 @@ def build_tuner(config: ExperimentConfig, parent: RunRef | None = None) -> tune.
         run_config=tune.RunConfig(
             name=config.name,
             storage_path=config.layout.storage,
-            callbacks=[CloseOrphanedRuns(parent)] if parent is not None else None,
+            callbacks=[*(callbacks or []), *([CloseOrphanedRuns(parent)] if parent is not None else [])],
             progress_reporter=progress_reporter(sweep),
             verbose=1,  # the table only; each result in full is in the trial folders
             failure_config=tune.FailureConfig(max_failures=0),  # retries happen inside the TorchTrainer
