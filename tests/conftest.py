@@ -25,3 +25,18 @@ def local_ray():
     init_ray(num_cpus=2)
     yield ray
     ray.shutdown()
+
+
+# Tests that start Ray or a server, or run a CLI in its own process: the slow lane. `pytest -m "not slow"` is
+# the daily loop (no Ray, no server); `pytest -m ray` runs only what needs Ray.
+_OWN_RAY = {"test_job_submit.py", "test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray
+_SLOW_FIXTURES = {"local_ray", "mlflow_server"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        uses_ray = "local_ray" in item.fixturenames or item.path.name in _OWN_RAY
+        if uses_ray:
+            item.add_marker(pytest.mark.ray)
+        if uses_ray or _SLOW_FIXTURES & set(item.fixturenames) or item.get_closest_marker("subprocess_cli"):
+            item.add_marker(pytest.mark.slow)

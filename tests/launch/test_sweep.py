@@ -173,11 +173,12 @@ def test_multi_worker_trials_launch_a_torch_trainer(tmp_path, local_ray):
     assert list(train_runs[0].glob("checkpoint_*/checkpoint.pt"))
 
 
+@pytest.mark.subprocess_cli
 def test_interrupted_sweep_resumes_without_rerunning_finished_trials(tmp_path):
     """Ctrl-C a real `python -m raycomp.tune` once the first trial finished, then `--resume` it."""
     experiment = tiny_experiment(tmp_path, name="resumable")
-    experiment["max_duration"] = "12ep"
-    experiment["data"]["num_train"] = 1024  # a trial takes several seconds: time to interrupt the second
+    experiment["max_duration"] = "6ep"
+    experiment["data"]["num_train"] = 512  # a trial takes a few seconds: time to interrupt the second
     experiment["sweep"]["max_concurrent_trials"] = 1  # trials one after another: one is done, one is not
     path = write(tmp_path / "resumable.yaml", experiment)
     folder = tmp_path / "resumable"
