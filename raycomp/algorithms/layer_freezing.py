@@ -1,9 +1,11 @@
 """LayerFreezing (FreezeOut, Brock et al. 2017; Freeze Training, Raghu et al. 2017): stop training the early
 layers once they have settled, which saves their backward pass and optimizer update late in training.
 
-Early layers converge first. From ``freeze_start`` (a fraction of training) on, at each epoch end, the first
+Early layers converge first. From ``freeze_start`` (a fraction of training) on, after every batch, the first
 ``int(fraction * (L - 1))`` of the model's ``L`` parameterised leaf layers are frozen, the fraction growing
-linearly to ``freeze_level`` at the end of training; the last layer (the head) never freezes. A frozen
+linearly to ``freeze_level`` at the end of training; the last layer (the head) never freezes. Composer freezes
+on epoch ends only, so its layers freeze at the first epoch boundary past their point of the schedule (and a
+run of one epoch never freezes); here a layer freezes after the batch at which the schedule reaches it. A frozen
 parameter gets ``requires_grad=False`` and leaves its optimizers' param groups, as in Composer, so no
 momentum or weight decay moves it either. Layers only ever freeze; none thaws.
 
@@ -15,7 +17,9 @@ Differences from Composer, which warns that its checkpoints cannot resume (compo
   Since such a checkpoint cannot be loaded without it, ``required_on_load()`` is True.
 
 Frozen parameters stop receiving gradients after DDP has been built, so ``find_unused_parameters`` is True.
-BatchNorm layers that freeze keep updating their running statistics, as in Composer.
+BatchNorm layers that freeze keep updating their running statistics, as in Composer. That is not a bias: their
+inputs come from layers that no longer change, every training batch is a full unpruned one, so the running
+statistics keep tracking exactly what evaluation feeds them (measured in docs/methods/layer_freezing.md).
 """
 
 from __future__ import annotations
@@ -82,9 +86,10 @@ def _freeze_schedule(current_duration: float, freeze_start: float, freeze_level:
 
 
 class LayerFreezing(Algorithm):
-    """Freezes the model's first layers progressively on EPOCH_END, and again on BEFORE_LOAD when resuming.
+    """Freezes the model's first layers progressively on BATCH_END, and again on BEFORE_LOAD when resuming.
 
-    ``num_frozen_layers`` is how many layers are frozen; it is the state a checkpoint keeps.
+    ``num_frozen_layers`` is how many layers are frozen; it is the state a checkpoint keeps. The layers are
+    frozen, and the metrics logged, only on the batches where that number grows.
     """
 
     @checked_arguments
@@ -106,16 +111,18 @@ class LayerFreezing(Algorithm):
         return True
 
     def match(self, event: Event, state: State) -> bool:
-        return event is Event.EPOCH_END or (event is Event.BEFORE_LOAD and self.num_frozen_layers > 0)
+        return event is Event.BATCH_END or (event is Event.BEFORE_LOAD and self.num_frozen_layers > 0)
 
     def apply(self, event: Event, state: State, logger: Logger) -> None:
         if event is Event.BEFORE_LOAD:  # resuming: the checkpoint's optimizers were saved without these params
             freeze_first_layers(state.model, state.optimizers, self.num_frozen_layers)
             return
-        depth, fraction = freeze_layers(
-            state.model, state.optimizers, state.get_elapsed_duration().value, self.freeze_start, self.freeze_level
-        )
-        self.num_frozen_layers = max(self.num_frozen_layers, depth)
+        fraction = _freeze_schedule(state.get_elapsed_duration().value, self.freeze_start, self.freeze_level)
+        depth = int(fraction * len(freezable_layers(state.model))) if fraction else 0
+        if depth <= self.num_frozen_layers:  # most batches: nothing new to freeze
+            return
+        freeze_first_layers(state.model, state.optimizers, depth)
+        self.num_frozen_layers = depth
         logger.log_metrics(
             {"layer_freezing/layers_frozen": self.num_frozen_layers, "layer_freezing/percentage_frozen": fraction},
             state.step,

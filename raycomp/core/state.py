@@ -105,8 +105,19 @@ class State:
         self._max_duration = duration
 
     def get_elapsed_duration(self) -> Time:
-        """How far through max_duration training is, as a fraction in [0, 1]."""
-        elapsed = self.timestamp.get(self.max_duration.unit) / self.max_duration if self.max_duration.value else 1.0
+        """How far through max_duration training is, as a fraction in [0, 1] that moves with every batch.
+
+        Unlike Composer, whose fraction is counted in max_duration's unit, a max_duration in epochs is counted
+        in batches: ``(epochs done + batches done this epoch / steps_per_epoch) / epochs``, which is batches
+        done / (epochs x steps_per_epoch) when every epoch is full. So schedules in fractions of training
+        (SelectiveBackprop's ``start``/``end``, ProgressiveResizing, LayerFreezing, EMA) move inside epochs
+        instead of snapping to epoch boundaries. Batches, samples and tokens already move per batch.
+        """
+        if not self.max_duration.value:
+            return Time(1.0, TimeUnit.DURATION)
+        elapsed = self.timestamp.get(self.max_duration.unit) / self.max_duration
+        if self.max_duration.unit is TimeUnit.EPOCH and self.timestamp.batch_in_epoch:
+            elapsed += min(self.timestamp.batch_in_epoch / self.steps_per_epoch, 1.0) / self.max_duration.value
         return Time(min(elapsed, 1.0), TimeUnit.DURATION)
 
     @property

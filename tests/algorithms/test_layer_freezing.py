@@ -94,9 +94,9 @@ def test_events_flags_and_logged_metrics():
     engine = Engine(state)
     logger = InMemoryLogger()
     engine.logger.destinations.append(logger)
-    assert [e for e in Event if algorithm.match(e, state)] == [Event.EPOCH_END]
+    assert [e for e in Event if algorithm.match(e, state)] == [Event.BATCH_END]
     state.timestamp = state.timestamp.to_next_epoch().to_next_epoch()
-    engine.run_event(Event.EPOCH_END)  # half way: 0.5 of 3 layers
+    engine.run_event(Event.BATCH_END)  # half way: 0.5 of 3 layers
     assert algorithm.num_frozen_layers == 1 and frozen_layers(model) == [True, False, False, False]
     assert logger.latest("layer_freezing/layers_frozen") == 1
     assert logger.latest("layer_freezing/percentage_frozen") == 0.5

@@ -5,6 +5,7 @@ from torch import nn
 
 from raycomp import Event, State, Trainer
 from raycomp.algorithms import SelectiveBackprop
+from raycomp.algorithms._batchnorm import recalibrate_batchnorm
 from raycomp.core import Engine, InMemoryLogger
 from raycomp.functional import select_using_loss, should_selective_backprop
 
@@ -175,3 +176,54 @@ def test_in_the_trainer_selects_only_inside_its_interval():
     # epoch 0 (duration < 0.5): full batches; epoch 1: SB on batches 0 and 2 of the epoch (interrupt=2)
     assert sizes == [16, 16, 16, 16, 8, 16, 8, 16]
     assert trainer.state.timestamp.sample == 16 * 6 + 8 * 2
+
+
+def test_the_window_opens_inside_an_epoch():
+    """Elapsed duration moves per batch: 2 epochs of 4 batches, start=0.3 opens at batch 3 (3/8), not at 4."""
+    sb = SelectiveBackprop(start=0.3, end=1.0, keep=0.5, scale_factor=0.5, interrupt=0)
+    sizes = []
+
+    class Sizes(__import__("raycomp").Callback):
+        def batch_start(self, state, logger):
+            sizes.append(state.batch_num_samples)
+
+    Trainer(tiny_model(), tiny_loader(n=64, batch_size=16), "2ep", algorithms=[sb], callbacks=[Sizes()], seed=0).fit()
+    assert sizes == [16, 16, 16, 8, 8, 8, 8, 8]
+
+
+def test_recalibrates_batchnorm_from_the_full_batches_it_pruned_before_evaluation():
+    model = tiny_model()
+    sb = SelectiveBackprop(start=0, end=1, keep=0.5, interrupt=0, recalibration_batches=2)
+    state = State(model, "10ba", algorithms=[sb])
+    engine = Engine(state)
+    engine.run_event(Event.INIT)
+    assert not sb.match(Event.EVAL_BEFORE_ALL, state)  # nothing pruned yet
+    batches = [tiny_dataset(16, seed=seed).tensors for seed in range(3)]
+    for batch in batches:
+        state.batch = batch
+        engine.run_event(Event.AFTER_DATALOADER)
+    assert [x for x, _ in sb.full_batches] == [batches[1][0], batches[2][0]]  # the last two, unpruned
+    expected = tiny_model()
+    recalibrate_batchnorm(expected, batches[1:])
+    model.module[1].running_mean.fill_(5.0)  # as if the kept hard examples had skewed them
+    engine.run_event(Event.EVAL_BEFORE_ALL)
+    bn, expected_bn = model.module[1], expected.module[1]
+    assert torch.allclose(bn.running_mean, expected_bn.running_mean)
+    assert torch.allclose(bn.running_var, expected_bn.running_var)
+    assert bn.momentum == 0.1 and all(m.training for m in model.modules())  # given back
+    assert not sb.match(Event.EVAL_BEFORE_ALL, state)  # once per run of pruned batches
+
+    restored = SelectiveBackprop(recalibration_batches=2)
+    restored.load_state_dict(sb.state_dict())
+    assert restored.pruned_since_recalibration is False
+    assert all(torch.equal(a, b) for (a, _), (b, _) in zip(restored.full_batches, sb.full_batches, strict=True))
+    restored.load_state_dict({})  # a checkpoint from before recalibration existed
+    assert not restored.full_batches
+
+
+def test_recalibration_batches_0_keeps_composers_behaviour():
+    sb = SelectiveBackprop(start=0, end=1, interrupt=0, recalibration_batches=0)
+    state = State(tiny_model(), "10ba", algorithms=[sb])
+    state.batch = tiny_dataset(16).tensors
+    Engine(state).run_event(Event.AFTER_DATALOADER)
+    assert not sb.full_batches and not sb.match(Event.EVAL_BEFORE_ALL, state) and not sb.match(Event.FIT_END, state)

@@ -28,8 +28,27 @@ def test_elapsed_duration_in_any_unit():
     assert state.get_elapsed_duration() == Time(0.5, TimeUnit.DURATION)
     state.max_duration = "160sp"
     assert state.get_elapsed_duration().value == 0.5
-    state.max_duration = "2ep"
-    assert state.get_elapsed_duration().value == 0.0
+
+
+def test_elapsed_duration_in_epochs_moves_with_every_batch():
+    """Batches done / (epochs x steps_per_epoch), not whole epochs as in Composer (issue 12)."""
+    state = make_state(max_duration="2ep")  # 4 batches per epoch
+    elapsed = []
+    for _ in range(2):
+        for _ in range(4):
+            elapsed.append(state.get_elapsed_duration().value)
+            state.timestamp = state.timestamp.to_next_batch(16)
+        state.timestamp = state.timestamp.to_next_epoch()
+    assert elapsed == [0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875]
+    assert state.get_elapsed_duration() == Time(1.0, TimeUnit.DURATION)
+
+
+def test_elapsed_duration_of_a_short_epoch_ends_at_its_epoch_boundary():
+    """A loader shorter than steps_per_epoch ends the epoch early; the next epoch still starts at 1/epochs."""
+    state = make_state(max_duration="2ep", steps_per_epoch=8)
+    for _ in range(4):
+        state.timestamp = state.timestamp.to_next_batch(16)
+    assert state.get_elapsed_duration().value == 0.25
     state.timestamp = state.timestamp.to_next_epoch()
     assert state.get_elapsed_duration().value == 0.5
 

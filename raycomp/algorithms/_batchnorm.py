@@ -1,0 +1,62 @@
+"""Recompute BatchNorm running statistics from chosen batches: what SelectiveBackprop does before it is scored.
+
+Running statistics are an average of the batches a model was trained on. When those batches are not a fair
+sample of the data (SelectiveBackprop trains on the hardest examples of each batch), evaluation normalises
+with the wrong statistics. ``recalibrate_batchnorm`` resets them and averages them afresh, with the current
+weights, over batches that are a fair sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.modules.batchnorm import _BatchNorm
+
+
+def running_stat_layers(model: nn.Module) -> list[_BatchNorm]:
+    """The BatchNorm (and SyncBatchNorm) layers of ``model`` that keep running statistics."""
+    return [m for m in model.modules() if isinstance(m, _BatchNorm) and m.track_running_stats]
+
+
+@torch.no_grad()
+def recalibrate_batchnorm(model: nn.Module, batches: Iterable[Any], forward: Callable[[Any], Any] | None = None) -> int:
+    """Replace every BatchNorm layer's running statistics by their plain average over ``batches``.
+
+    Each batch goes through ``forward`` (default: ``model``) with only the BatchNorm layers in train mode,
+    so dropout draws no mask and no gradient is taken; each layer's mode and momentum are given back.
+    Returns the number of batches used; with none, nothing changes.
+    """
+    batches = list(batches)
+    layers = running_stat_layers(model)
+    if not batches or not layers:
+        return 0
+    modes = [(m, m.training) for m in model.modules()]
+    momenta = [layer.momentum for layer in layers]
+    model.eval()
+    for layer in layers:
+        layer.reset_running_stats()
+        layer.momentum = None  # a cumulative average: every batch counts the same
+        layer.train()
+    try:
+        for batch in batches:
+            (forward or model)(batch)
+    finally:
+        for layer, momentum in zip(layers, momenta, strict=True):
+            layer.momentum = momentum
+        for module, training in modes:
+            module.training = training
+    return len(batches)
+
+
+def average_over_ranks(model: nn.Module, world_size: int) -> None:
+    """Average the running statistics over ranks, so that every rank evaluates and saves the same model."""
+    if world_size == 1:
+        return
+    for layer in running_stat_layers(model):
+        for buffer in (layer.running_mean, layer.running_var):
+            dist.all_reduce(buffer)
+            buffer.div_(world_size)
