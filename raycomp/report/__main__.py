@@ -16,6 +16,7 @@ from pathlib import Path
 from raycomp.errors import NotFound, RaycompError, TrackingUnavailable, one_line
 from raycomp.layout import MLFLOW_DB, default_tracking_uri_near, sqlite_path
 from raycomp.report.sweep import Sweep, read_sweep
+from raycomp.report.text import shown_path, shown_uri
 from raycomp.report.write import REPORT_FOLDER, log_report, write_report
 
 
@@ -85,9 +86,10 @@ def resolve(reference: str, tracking_uri: str | None, use_mlflow: bool = True) -
     except Exception as error:
         reason = one_line(error, with_type=False)
         raise TrackingUnavailable(f"MLflow tracking store {uri} did not answer: {reason}") from error
-    source = f"MLflow run {run.ref.run_id} at {uri}"
+    source = f"MLflow run {run.ref.run_id} at {shown_uri(uri)}"
     if run.rebuilt:
         source += " (rebuilt from its trial runs: no results.json)"
+    # TODO: the sweep's accuracy_tolerance, once Results carries it (read from results.json or config.yaml)
     return Sweep.from_results(run.results, run.name, source, run.folder).with_trial_runs(run.ref, *trials)
 
 
@@ -104,17 +106,19 @@ def _with_parent(sweep: Sweep, tracking_uri: str | None) -> Sweep:
     uri = tracking_uri or default_uri(sweep.folder)
     if uri is None:
         database = sweep.folder.parent / MLFLOW_DB
-        note = f"no MLflow store beside this sweep ({database}): tracking was off, or give --tracking-uri"
+        note = f"no MLflow store beside this sweep ({shown_path(database)}): tracking was off, or give --tracking-uri"
         return sweep.replace(traces_note=note)
     try:
         client = read.client_for(uri)
         parent = read.sweep_run_of_folder(client, sweep.folder)
         if parent is None:
-            return sweep.replace(traces_note=f"no MLflow parent run for {sweep.folder} in {uri} (tracking was off?)")
+            where = f"{shown_path(sweep.folder)} in {shown_uri(uri)}"
+            return sweep.replace(traces_note=f"no MLflow parent run for {where} (tracking was off?)")
         ref = read.run_ref(uri, parent)
         return sweep.with_trial_runs(ref, *read.trial_runs(client, ref))
     except Exception as error:  # the results are still worth a report
-        return sweep.replace(traces_note=f"MLflow store {uri} did not answer: {one_line(error, with_type=False)}")
+        reason = one_line(error, with_type=False)
+        return sweep.replace(traces_note=f"MLflow store {shown_uri(uri)} did not answer: {reason}")
 
 
 if __name__ == "__main__":

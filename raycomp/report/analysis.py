@@ -1,89 +1,52 @@
-"""What the report derives from the trials without measuring anything: the Pareto front, repeats and
-their spread, the traces summed over the sweep. Speed-ups are not computed here: they are
-``raycomp.report.summary``'s, as the sweep's end made them or ``results.json`` holds them."""
+"""What the report derives from a sweep without measuring anything: how a configuration is named, the
+baseline frontier as a line, the traces summed over the sweep. Speed-ups and verdicts are not computed
+here: they are ``raycomp.report.configs``' (``SweepVerdicts``), one computation for the CLI,
+``results.json`` and the report."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
 from raycomp import keys
-from raycomp.report.summary import TrialSummary
+from raycomp.report.configs import ConfigSummary, SweepVerdicts
 from raycomp.report.sweep import Sweep
 
-SEED_KEYS = ("seed",)  # a config repeated with another seed is the same config, repeated
+REFERENCES = (keys.BASELINE, keys.FRONTIER)  # the variants speed-ups are measured against: no verdict of their own
 
 
-def pareto_front(points: Sequence[tuple[float, float]], mode: str = "max") -> list[int]:
-    """Indices of the points (time, metric) no other point beats: at most the time and at least the metric
-    (``mode="max"``; at most, for ``"min"``), better in one. Sorted by time; equal points all stay."""
-
-    def better_or_equal(a: float, b: float) -> bool:
-        return a >= b if mode == "max" else a <= b
-
-    front = []
-    for i, (time_i, value_i) in enumerate(points):
-        dominated = any(
-            time_j <= time_i and better_or_equal(value_j, value_i) and (time_j < time_i or value_j != value_i)
-            for j, (time_j, value_j) in enumerate(points)
-            if j != i
-        )
-        if not dominated:
-            front.append(i)
-    return sorted(front, key=lambda i: (points[i][0], i))
+def described(config: ConfigSummary, sep: str = ", ") -> str:
+    """A configuration in words: its swept arguments, or what a reference arm is."""
+    if config.variant == keys.BASELINE:
+        return "the baseline (full budget)"
+    if config.variant == keys.FRONTIER:
+        return f"the baseline at {config.budget:.0%} of max_duration" if config.budget else "the baseline, shorter"
+    if config.variant == keys.CONTROL:
+        return "identical to the baseline (A/A control)"
+    return format_args(config.arguments, sep) or config.config_id
 
 
-def front_trials(sweep: Sweep) -> list[TrialSummary]:
-    """The trials on the Pareto front of final metric against training wall time.
-
-    Only trials that trained to their end count: a trial the scheduler stopped reports its metric in
-    the middle of its learning-rate schedule, not what its config reaches in that time.
-    """
-    finished = [t for t in sweep.trials if t.has_result and t.status == keys.TERMINATED]
-    points = [(t.wall_s, t.final_metric) for t in finished]
-    return [finished[i] for i in pareto_front(points, sweep.mode)]
+def has_point(config: ConfigSummary) -> bool:
+    return config.accuracy_median is not None and config.time_median_s is not None
 
 
-@dataclasses.dataclass(frozen=True)
-class Spread:
-    """Several trials of one config (same arguments; seeds apart): the range of what they measured."""
-
-    variant: str
-    overrides: dict[str, Any]
-    trials: tuple[TrialSummary, ...]
-
-    @property
-    def n(self) -> int:
-        return len(self.trials)
-
-    def range(self, attribute: str) -> tuple[float, float] | None:
-        values = [getattr(t, attribute) for t in self.trials if getattr(t, attribute) is not None]
-        return (min(values), max(values)) if values else None
-
-    @property
-    def never(self) -> int:
-        """Trials of this config that never reached the baseline's final metric."""
-        return sum(1 for t in self.trials if t.speedup is None)
+def frontier_line(verdicts: SweepVerdicts) -> list[ConfigSummary]:
+    """The baseline and its shorter budgets with a median point, sorted by time: the frontier as drawn."""
+    points = [c for c in verdicts.configs if c.variant in REFERENCES and has_point(c)]
+    return sorted(points, key=lambda c: c.time_median_s or 0.0)
 
 
-def repeats(sweep: Sweep) -> list[Spread]:
-    """Trials with a result grouped by config (variant and arguments, seed aside), in trial order."""
-    groups: dict[tuple, list[TrialSummary]] = {}
-    for trial in sweep.trials:
-        if trial.has_result:
-            groups.setdefault(config_key(trial), []).append(trial)
-    return [
-        Spread(members[0].variant, _without_seed(members[0].overrides), tuple(members)) for members in groups.values()
-    ]
+def baseline_config(verdicts: SweepVerdicts) -> ConfigSummary | None:
+    return next((c for c in verdicts.configs if c.variant == keys.BASELINE), None)
 
 
-def config_key(trial: TrialSummary) -> tuple:
-    return (trial.variant, tuple(sorted((k, repr(v)) for k, v in _without_seed(trial.overrides).items())))
-
-
-def _without_seed(overrides: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in overrides.items() if k not in SEED_KEYS}
+def verdict_counts(verdicts: SweepVerdicts) -> dict[str, int]:
+    """How many method configurations got each verdict, in the order the verdicts are named."""
+    counts: dict[str, int] = {}
+    for config in verdicts.configs:
+        if config.variant == keys.METHOD and config.verdict is not None:
+            counts[config.verdict.verdict] = counts.get(config.verdict.verdict, 0) + 1
+    return counts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,12 +84,14 @@ def has_traces(sweep: Sweep) -> bool:
 
 
 def format_args(overrides: dict[str, Any], sep: str = ", ") -> str:
-    """``keep=0.412, interrupt=2``: each swept key by its last part, floats to 3 significant digits."""
-    short = {key: key.split(".")[-1] for key in overrides}
+    """``keep=0.412, interrupt=2``: each swept key by its last part, floats to 3 significant digits. Keys
+    without a value (a reference arm's blank columns) are left out."""
+    present = {key: value for key, value in overrides.items() if value is not None}
+    short = {key: key.split(".")[-1] for key in present}
     if len(set(short.values())) < len(short):  # two algorithms' "keep": spell the keys out
-        short = {key: key for key in overrides}
+        short = {key: key for key in present}
     parts = []
-    for key, value in sorted(overrides.items()):
+    for key, value in sorted(present.items()):
         text = f"{value:.3g}" if isinstance(value, float) else str(value)
         parts.append(f"{short[key]}={text}")
     return sep.join(parts)

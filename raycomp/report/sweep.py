@@ -1,19 +1,25 @@
-"""A sweep as the report sees it: its trials' summaries, and where they came from.
+"""A sweep as the report sees it: its trials' summaries, its configurations' verdicts, where they came from.
 
-The numbers are ``raycomp.report.summary``'s (``summarize``, in memory at the end of a sweep or read
-back from ``results.json``); nothing here computes a speed-up again. A trial's traces travel with its
-reports; those a trial lacks (an older ``results.json``) may be added from its MLflow run.
+The numbers are ``raycomp.report.summary``'s (``summarize``) and ``raycomp.report.configs``'
+(``summarize_configs``): in memory at the end of a sweep, the very objects the CLI printed; read back,
+the verdicts are computed again by that one function from the trials in ``results.json``, never read
+from a second copy. A trial's traces travel with its reports; those a trial lacks (an older
+``results.json``) may be added from its MLflow run.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from raycomp.report.configs import SweepVerdicts, summarize_configs
 from raycomp.report.results_files import Results, read_results, results_file
-from raycomp.report.summary import TraceRow, TrialSummary, best
+from raycomp.report.summary import TraceRow, TrialSummary
+from raycomp.report.text import shown_path
+from raycomp.report.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
 
 if TYPE_CHECKING:
     from raycomp.tracking.ref import RunRef
@@ -25,27 +31,25 @@ class Sweep:
     metric: str
     mode: str
     trials: tuple[TrialSummary, ...]
-    best_id: str | None
-    source: str  # where the data came from, in words
+    verdicts: SweepVerdicts  # one row per configuration, the control's verdict, the noise floor, the best
+    source: str  # where the data came from, in words (paths relative to the working directory)
     folder: Path | None = None  # the sweep's output folder, when known on this machine
     parent: RunRef | None = None  # the sweep's MLflow parent run, when found
     traces_note: str | None = None  # why there is no trace summary
 
     @classmethod
-    def of(
-        cls, summaries: Sequence[TrialSummary], name: str, metric: str, mode: str, source: str, **context: Any
+    def from_results(
+        cls,
+        results: Results,
+        name: str,
+        source: str,
+        folder: Path | None = None,
+        judged_with: tuple[float, float] = (DEFAULT_TOLERANCE, DEFAULT_CONFIDENCE),
     ) -> Sweep:
-        """The sweep of summaries made in memory (the best trial picked as ``results.json`` picks it)."""
-        winner = best(summaries, mode)
-        return cls(name, metric, mode, tuple(summaries), winner.trial_id if winner else None, source, **context)
-
-    @classmethod
-    def from_results(cls, results: Results, name: str, source: str, folder: Path | None = None) -> Sweep:
-        return cls(name, results.metric, results.mode, results.trials, results.best_id, source, folder)
-
-    @property
-    def baseline(self) -> TrialSummary | None:
-        return next((t for t in self.trials if t.is_baseline and t.has_result), None)
+        """The sweep read back; its verdicts judged again from its trials as the sweep's end judged them,
+        with its ``(accuracy_tolerance, confidence)``."""
+        verdicts = summarize_configs(results.trials, results.mode, *judged_with)
+        return cls(name, results.metric, results.mode, results.trials, verdicts, source, folder)
 
     @property
     def machines(self) -> list[str]:
@@ -79,4 +83,19 @@ def read_sweep(path: str | Path) -> Sweep:
     """The sweep in a ``results.json`` (a file, or the sweep folder holding one)."""
     results = read_results(path)
     file = results_file(path)
-    return Sweep.from_results(results, file.parent.name, str(file), file.parent)
+    return Sweep.from_results(results, file.parent.name, shown_path(file), file.parent, judged_with(file))
+
+
+def judged_with(file: Path) -> tuple[float, float]:
+    """The ``(sweep.accuracy_tolerance, sweep.confidence)`` a results.json was judged with (the defaults
+    for a file written before they were kept).
+
+    TODO: read by ``results_files.parse_results`` into ``Results`` instead, so that a results.json read
+    from MLflow keeps them too (results_files.py and tracking/read.py are not this module's).
+    """
+    document = json.loads(file.read_text())
+    tolerance, confidence = document.get("accuracy_tolerance"), document.get("confidence")
+    return (
+        DEFAULT_TOLERANCE if tolerance is None else float(tolerance),
+        DEFAULT_CONFIDENCE if confidence is None else float(confidence),
+    )

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 
 from raycomp import keys
 from raycomp.errors import one_line
-from raycomp.report import page, plots
+from raycomp.report import page, pareto, plots
+from raycomp.report.configs import SweepVerdicts
 from raycomp.report.summary import TrialSummary
 from raycomp.report.sweep import Sweep
+from raycomp.report.text import shown_path, shown_uri
 
 if TYPE_CHECKING:
     from raycomp.tracking.ref import RunRef
@@ -27,7 +29,7 @@ def write_report(sweep: Sweep, folder: str | Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     images: dict[str, Path | None] = {
         "curves": plots.time_to_accuracy(sweep, folder / FIGURES["curves"]),
-        "pareto": plots.pareto(sweep, folder / FIGURES["pareto"]),
+        "pareto": pareto.pareto(sweep, folder / FIGURES["pareto"]),
         "traces": plots.traces(sweep, folder / FIGURES["traces"]),
     }
     stale = folder / FIGURES["traces"]
@@ -48,13 +50,20 @@ def log_report(paths: list[Path], parent: RunRef) -> bool:
 
 
 def write_sweep_report(
-    summaries: Sequence[TrialSummary], name: str, metric: str, mode: str, folder: str | Path, parent: RunRef | None
+    summaries: Sequence[TrialSummary],
+    verdicts: SweepVerdicts,
+    name: str,
+    metric: str,
+    mode: str,
+    folder: str | Path,
+    parent: RunRef | None,
 ) -> list[Path]:
-    """The report at the end of ``python -m raycomp.tune``, from the summaries in memory: written to
-    ``folder/report`` and logged to the sweep's MLflow parent run, if tracked. The traces come with the
-    summaries; only trials without any are looked up in their MLflow runs."""
+    """The report at the end of ``python -m raycomp.tune``, from the summaries and the verdicts the CLI
+    printed, in memory: written to ``folder/report`` and logged to the sweep's MLflow parent run, if
+    tracked. The traces come with the summaries; only trials without any are looked up in their MLflow runs."""
     folder = Path(folder)
-    sweep = Sweep.of(summaries, name, metric, mode, str(folder / keys.RESULTS_JSON), folder=folder, parent=parent)
+    source = shown_path(folder / keys.RESULTS_JSON)
+    sweep = Sweep(name, metric, mode, tuple(summaries), verdicts, source, folder=folder, parent=parent)
     if parent is None:
         sweep = sweep.replace(traces_note=NO_TRACKING)
     elif sweep.lacks_traces:
@@ -73,5 +82,5 @@ def _with_traces_from_mlflow(sweep: Sweep, parent: RunRef) -> Sweep:
     except Exception as error:  # the store went away: the report without those traces is still worth writing
         reason = one_line(error, with_type=False)
         return sweep.replace(
-            parent=None, traces_note=f"the MLflow store {parent.tracking_uri} did not answer ({reason})"
+            parent=None, traces_note=f"the MLflow store {shown_uri(parent.tracking_uri)} did not answer ({reason})"
         )

@@ -1,6 +1,6 @@
 """The report read from MLflow: a parent run with its trial runs in a SQLite store, made with MlflowClient
-directly. With the parent's results.json, and without it (rebuilt from the trial runs by the same
-``raycomp.report.summary.summarize``)."""
+directly. With the parent's results.json (its verdicts judged again from its trials), and without it (rebuilt
+from the trial runs by the same ``raycomp.report.summary.summarize``)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ import pytest
 import yaml
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
-from reportkit import SB, hand_made_records, method_card
+from reportkit import SB, hand_made_records, method_card, section, trial_rows
 
 from raycomp.keys import WALL
-from raycomp.report import TraceRow, summarize, write_results
+from raycomp.report import TraceRow, summarize, summarize_configs, write_report, write_results
 from raycomp.report.__main__ import main, resolve
 
 STATUS = {"TERMINATED": "FINISHED", "STOPPED": "KILLED", "ERROR": "FAILED"}
 
 
-def make_store(folder: Path, with_results: bool) -> tuple[str, str]:
+def make_store(folder: Path, with_results: bool, repeats: int = 3) -> tuple[str, str]:
     """A sweep as raycomp tracks one: a parent run, a child per hand-made trial; returns (uri, parent id)."""
     uri = f"sqlite:///{folder / 'mlflow.db'}"
     client = MlflowClient(uri)
@@ -30,7 +30,7 @@ def make_store(folder: Path, with_results: bool) -> tuple[str, str]:
     space = {f"{SB}.keep": {"choice": [0.25, 0.5, 0.75, 0.9]}, "seed": {"grid": [0, 1, 2]}}
     config = {"name": "made", "sweep": {"space": space, "metric": "eval/accuracy", "mode": "max"}}
     client.log_text(parent, yaml.safe_dump(config), "config.yaml")
-    records = hand_made_records()
+    records = hand_made_records(repeats)
     for record in records:
         tags = {"mlflow.parentRunId": parent, "raycomp.trial_id": record.trial_id, "raycomp.variant": record.variant}
         child = client.create_run(experiment, tags=tags, run_name=f"{record.trial_id}-{record.variant}").info.run_id
@@ -46,7 +46,8 @@ def make_store(folder: Path, with_results: bool) -> tuple[str, str]:
         client.log_batch(child, metrics=metrics, params=[Param(k, str(v)) for k, v in params.items()])
         client.set_terminated(child, STATUS[record.status])
     if with_results:
-        paths = write_results(folder / "written", summarize(records), "eval/accuracy", "max")
+        summaries = summarize(records)
+        paths = write_results(folder / "written", summaries, "eval/accuracy", "max", summarize_configs(summaries))
         client.log_artifact(parent, str(paths[1]))
     return uri, parent
 
@@ -58,7 +59,7 @@ def store(tmp_path_factory) -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def store_without_results(tmp_path_factory) -> tuple[str, str]:
-    return make_store(tmp_path_factory.mktemp("without-results"), with_results=False)
+    return make_store(tmp_path_factory.mktemp("without-results"), with_results=False, repeats=1)
 
 
 def test_report_from_a_parent_run_uses_its_results_json_and_its_trials_traces(store, tmp_path, capsys):
@@ -67,16 +68,20 @@ def test_report_from_a_parent_run_uses_its_results_json_and_its_trials_traces(st
     assert main([parent, "--tracking-uri", uri, "--out", str(out)]) == 0
     assert f"logged to MLflow run {parent} under report/" in capsys.readouterr().out
     html = (out / "report.html").read_text()
-    written = Path(uri.removeprefix("sqlite:///")).parent / "written" / "results.json"
-    trials = json.loads(written.read_text())["trials"]
+    written = json.loads((Path(uri.removeprefix("sqlite:///")).parent / "written" / "results.json").read_text())
+    rows = trial_rows(html)
+    assert list(rows) == [t["trial_id"] for t in written["trials"]]
+    for trial in written["trials"]:
+        assert rows[trial["trial_id"]]["speedup"]["value"] == trial["speedup"]
+        assert rows[trial["trial_id"]]["wall_s"]["value"] == trial["wall_s"]
     card = method_card(html)
-    assert list(card) == [t["trial_id"] for t in trials]
-    for trial in trials:
-        assert card[trial["trial_id"]]["speedup"]["value"] == trial["speedup"]
-        assert card[trial["trial_id"]]["wall_s"]["value"] == trial["wall_s"]
+    assert {c: row["verdict"]["value"] for c, row in card.items() if "verdict" in row} == {
+        c["config_id"]: c["verdict"] for c in written["configs"] if c["verdict"] is not None
+    }
+    assert "From MLflow run" in html and "sqlite:///…/" in html and str(Path(uri[10:]).parent) not in html
     assert (out / "traces.png").is_file()
-    table = html.split('<table id="traces">', 1)[1].split("</table>", 1)[0]
-    assert "after_dataloader" in table and "<td class='num'>4</td>" in table  # t1..t4 logged it (t5 had no result)
+    table = section(html, "traces")
+    assert "after_dataloader" in table and "<td class='num'>14</td>" in table  # 14 method trials logged it
     client = MlflowClient(uri)
     logged = {a.path for a in client.list_artifacts(parent, "report")}
     assert logged == {"report/report.html", "report/time_to_accuracy.png", "report/pareto.png", "report/traces.png"}
@@ -93,16 +98,17 @@ def test_without_results_json_the_sweep_is_rebuilt_and_summarized_the_same_way(s
     uri, parent = store_without_results
     sweep = resolve(parent, uri)
     assert "rebuilt from its trial runs" in sweep.source
-    expected = {s.trial_id: s for s in summarize(hand_made_records())}
+    expected = {s.trial_id: s for s in summarize(hand_made_records(repeats=1))}
     assert [t.trial_id for t in sweep.trials] == list(expected)
     for trial in sweep.trials:
         summary = expected[trial.trial_id]
         assert trial.status == summary.status and trial.overrides == summary.overrides
         assert trial.final_metric == summary.final_metric and trial.wall_s == summary.wall_s
         assert trial.speedup == summary.speedup and trial.time_to_baseline_s == summary.time_to_baseline_s
-        logged = not trial.is_baseline and summary.curve
+        logged = trial.variant == "method" and summary.curve
         assert trial.traces == ((TraceRow("SelectiveBackprop", "after_dataloader", 4, 0.25),) if logged else ())
-    assert sweep.best_id == "t1"
+    paths = write_report(sweep, Path(uri[10:]).parent / "out")  # each trial its own configuration: no repeats
+    assert "From MLflow run" in paths[-1].read_text()
 
 
 def test_an_mlflow_store_that_does_not_answer_exits_3(capsys):

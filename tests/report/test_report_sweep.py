@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from mlflow import MlflowClient
-from reportkit import SB, method_card
+from reportkit import SB, method_card, section, trial_rows
 
 from raycomp.keys import WALL
 
@@ -55,29 +55,37 @@ def test_the_sweep_ends_with_its_report(sweep):
     assert {p.name for p in report.iterdir()} == FIGURES | {"report.html"}
     assert all((report / name).stat().st_size > 10_000 for name in FIGURES)
     html = (report / "report.html").read_text()
-    trials = json.loads((sweep / "results.json").read_text())["trials"]
-    card = method_card(html)
-    assert list(card) == [t["trial_id"] for t in trials] and len(card) == 3
+    document = json.loads((sweep / "results.json").read_text())
+    trials = document["trials"]
+    rows = trial_rows(html)
+    assert list(rows) == [t["trial_id"] for t in trials] and len(rows) == 3
     for trial in trials:
-        row = card[trial["trial_id"]]
+        row = rows[trial["trial_id"]]
         for key, column in (("final_metric", "eval/accuracy"), ("wall_s", "wall_s")):
             assert row[key]["value"] == trial[column]
         assert row["time_to_baseline_s"]["value"] == trial["time_to_baseline_s"]
         assert row["speedup"]["value"] == trial["speedup"]
-    baseline = trials[0]
-    assert baseline["variant"] == "baseline" and card[baseline["trial_id"]]["class"] == "baseline"
-    assert card[baseline["trial_id"]]["speedup"]["text"] == "1.00×"
+    baseline = next(t for t in trials if t["variant"] == "baseline")
+    assert (
+        rows[baseline["trial_id"]]["class"] == "baseline" and rows[baseline["trial_id"]]["speedup"]["text"] == "1.00×"
+    )
+    card = method_card(html)  # one row per configuration, as results.json's "configs" (and the CLI's table)
+    assert list(card) == [c["config_id"] for c in document["configs"]] == ["baseline", "method-1", "method-2"]
+    for config in document["configs"][1:]:
+        assert card[config["config_id"]]["verdict"]["value"] == config["verdict"] == "no evidence"  # one seed
+        assert "one paired seed: no interval" in card[config["config_id"]]["text"]
     machine = baseline["machine"]
     assert "cores" in machine and f"<b>Measured on:</b> {machine}." in html
-    assert "each of the 3 configs ran once" in html
-    traces = html.split('<table id="traces">', 1)[1].split("</table>", 1)[0]
+    assert "each configuration ran once" in html and "no control arm in this sweep" in section(html, "headline")
+    assert str(sweep.parent) not in html and "From …/tiny/results.json;" in html  # no path of this machine
+    traces = section(html, "traces")
     assert "<td>SelectiveBackprop</td><td>after_dataloader</td><td class='num'>2</td>" in traces  # both methods
 
 
 def test_the_reports_numbers_are_the_trials_raw_reports(sweep):
     """Curves, times and speed-ups recomputed here from each trial's own result.json, not from results.json."""
     document = json.loads((sweep / "results.json").read_text())
-    card = method_card((sweep / "report" / "report.html").read_text())
+    card = trial_rows((sweep / "report" / "report.html").read_text())
     raw = {t["trial_id"]: raw_reports(sweep, t["trial_id"]) for t in document["trials"]}
     for trial in document["trials"]:
         reports = raw[trial["trial_id"]]
@@ -87,7 +95,7 @@ def test_the_reports_numbers_are_the_trials_raw_reports(sweep):
         assert card[trial["trial_id"]]["wall_s"]["value"] == reports[-1][WALL]
         assert card[trial["trial_id"]]["final_metric"]["value"] == reports[-1]["eval/accuracy"]
         assert trial["machine"] == reports[-1]["machine"]
-    baseline = raw[document["trials"][0]["trial_id"]]
+    baseline = raw[next(t["trial_id"] for t in document["trials"] if t["variant"] == "baseline")]
     target, baseline_s = baseline[-1]["eval/accuracy"], baseline[-1][WALL]
     for trial_id, reports in raw.items():
         reached = next((r[WALL] for r in reports if r["eval/accuracy"] >= target), None)
@@ -113,7 +121,8 @@ def test_the_cli_writes_the_same_table_from_the_folder_and_from_mlflow(sweep, tm
     [parent] = client.search_runs(
         [client.get_experiment_by_name("tiny").experiment_id], "tags.`raycomp.kind` = 'sweep'"
     )
-    expected = method_card((sweep / "report" / "report.html").read_text())
+    html = (sweep / "report" / "report.html").read_text()
+    expected = method_card(html), trial_rows(html), section(html, "headline")
     for name, argv in {
         "folder": [str(sweep)],
         "run": [parent.info.run_id, "--tracking-uri", uri],
@@ -121,7 +130,8 @@ def test_the_cli_writes_the_same_table_from_the_folder_and_from_mlflow(sweep, tm
     }.items():
         assert main([*argv, "--out", str(tmp_path / name)]) == 0
         html = (tmp_path / name / "report.html").read_text()
-        assert method_card(html) == expected, name
+        assert (method_card(html), trial_rows(html), section(html, "headline")) == expected, name
+        assert str(sweep.parent) not in html, name
         assert {p.name for p in (tmp_path / name).iterdir()} == FIGURES | {"report.html"}
 
 
@@ -129,7 +139,7 @@ def test_a_report_that_fails_keeps_the_results_and_the_exit_code(tmp_path, local
     import raycomp.report
     import raycomp.report.write
     from raycomp.cli.tune import main, parse_args
-    from raycomp.report import read_results, write_sweep_report
+    from raycomp.report import read_results, summarize_configs, write_sweep_report
     from raycomp.report.__main__ import main as report_main
 
     def broken(*args, **kwargs):
@@ -150,7 +160,8 @@ def test_a_report_that_fails_keeps_the_results_and_the_exit_code(tmp_path, local
 
     monkeypatch.undo()
     results = read_results(folder)  # as the sweep's end calls it with tracking off, from the same summaries
-    paths = write_sweep_report(results.trials, "untracked", results.metric, results.mode, folder, None)
+    verdicts = summarize_configs(results.trials, results.mode)
+    paths = write_sweep_report(results.trials, verdicts, "untracked", results.metric, results.mode, folder, None)
     assert {p.name for p in paths} == FIGURES | {"report.html"}
     traces = "<td>SelectiveBackprop</td><td>after_dataloader</td><td class='num'>1</td>"  # the method trial's
     assert traces in paths[-1].read_text()  # the traces came with the trial's reports, not through MLflow

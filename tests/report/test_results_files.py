@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from reportkit import MACHINE, hand_made_records, traced_records
+from reportkit import MACHINE, hand_made_records, traced_records, trial_by_config
 
 from raycomp.errors import NotFound
 from raycomp.keys import TRACES, WALL
@@ -39,17 +39,22 @@ def test_reports_without_the_metric_or_with_nan_are_not_points():
 
 
 def test_summaries_come_back_from_results_json_as_they_went_in_traces_included(tmp_path):
-    summaries = summarize(traced_records())
-    assert summaries[1].traces == (TraceRow("SelectiveBackprop", "after_dataloader", 16, 1.0),)  # its last report's
-    assert summaries[0].traces == () and summaries[5].traces is None  # the baseline ran none; t5 never reported
-    write_results(tmp_path, summaries, "eval/accuracy", "max")
+    records = traced_records()
+    summaries = {s.trial_id: s for s in summarize(records)}
+    ids = trial_by_config(records)
+    method, baseline, failed = ids["method-1", 0], ids["baseline", 0], ids["method-5", 0]
+    assert summaries[method].traces == (TraceRow("SelectiveBackprop", "after_dataloader", 16, 1.0),)  # last report's
+    assert summaries[baseline].traces == () and summaries[failed].traces is None  # ran none; never reported
+    write_results(tmp_path, list(summaries.values()), "eval/accuracy", "max")
     results = read_results(tmp_path)
-    assert results.trials == tuple(summaries)
-    assert (results.metric, results.mode, results.best_id) == ("eval/accuracy", "max", "t1")
-    trial = json.loads((tmp_path / "results.json").read_text())["trials"][1]
+    assert results.trials == tuple(summaries.values())
+    assert (results.metric, results.mode) == ("eval/accuracy", "max")
+    assert results.best_id == ids["baseline", 1]  # the first of the most accurate single runs (seed 1's 0.81)
+    trial = next(t for t in json.loads((tmp_path / "results.json").read_text())["trials"] if t["trial_id"] == method)
     assert trial["traces"] == [
         {"algorithm": "SelectiveBackprop", "event": "after_dataloader", "count": 16, "total_s": 1.0}
     ]
+    assert (trial["config_id"], trial["repeat"], trial["variant"]) == ("method-1", 0, "method")
 
 
 def test_a_records_traces_field_wins_over_its_reports_and_a_missing_value_is_not_traces():

@@ -1,0 +1,76 @@
+"""The figures of a hand-made sweep, by their artists: the accuracy-against-time plot has one point per
+configuration with its interval bars, the baseline frontier as a line and the control apart; the
+time-to-accuracy curves show the frontier runs and the control (no Ray, no MLflow)."""
+
+from __future__ import annotations
+
+import pytest
+from reportkit import hand_made_records, write_hand_made
+
+from raycomp.report import read_sweep, write_report
+from raycomp.report.pareto import pareto_figure
+from raycomp.report.plots import CONTROL_COLOR, curves_figure
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    return read_sweep(write_hand_made(tmp_path_factory.mktemp("figures") / "made"))
+
+
+def by_gid(figure) -> dict:
+    return {artist.get_gid(): artist for artist in figure.axes[0].get_children() if artist.get_gid()}
+
+
+def test_the_pareto_plot_draws_each_configuration_with_its_intervals(sweep):
+    artists = by_gid(pareto_figure(sweep))
+    configs = {c.config_id: c for c in sweep.verdicts.configs}
+    frontier = artists["frontier"]
+    assert list(frontier.get_xdata()) == [configs["frontier-0.5"].time_median_s, configs["baseline"].time_median_s]
+    assert list(frontier.get_ydata()) == [configs["frontier-0.5"].accuracy_median, configs["baseline"].accuracy_median]
+
+    faster = configs["method-1"]
+    v = faster.verdict
+    times = artists["time-interval:method-1"].get_xdata()
+    assert times[0] == pytest.approx(faster.time_median_s * v.speedup / v.speedup_ci_high)
+    assert times[1] == pytest.approx(faster.time_median_s * v.speedup / v.speedup_ci_low)
+    assert times[0] < faster.time_median_s < times[1]
+    delta = configs["method-2"].verdict
+    reference = configs["baseline"].accuracy_median
+    metric = artists["metric-interval:method-2"].get_ydata()
+    assert list(metric) == pytest.approx(
+        [reference + delta.accuracy_delta_ci_low, reference + delta.accuracy_delta_ci_high]
+    )
+
+    control = artists["control"]
+    assert list(control.get_offsets()[0]) == [configs["control"].time_median_s, configs["control"].accuracy_median]
+    assert tuple(control.get_facecolor()[0][:3]) == pytest.approx(_rgb(CONTROL_COLOR))
+    assert list(artists["best"].get_offsets()[0]) == [faster.time_median_s, faster.accuracy_median]
+    assert "point:method-4" not in artists and "time-interval:method-4" not in artists  # never finished
+    labels = pareto_figure(sweep).axes[0].get_legend_handles_labels()[1]
+    assert "control: no evidence 0.99×" in labels and "method-3: slower 0.70×" in labels
+
+
+def test_the_curves_show_the_frontier_runs_and_the_control(sweep):
+    axes = curves_figure(sweep).axes[0]
+    labels = axes.get_legend_handles_labels()[1]
+    assert "frontier-0.5: the baseline at 50% of max_duration" in labels
+    assert "control: no evidence 0.99×" in labels and "baseline: the baseline (full budget)" in labels
+    drawn = [line for line in axes.get_lines() if (line.get_gid() or "").startswith("trial:")]
+    assert len(drawn) == 23  # every trial with a report: all 24 but the failed one
+    assert sum(line.get_linestyle() == "-." for line in drawn) == 3  # the control's 3 seeds
+
+
+def test_the_pareto_png_is_written_for_a_sweep_without_repeats_frontier_or_control(tmp_path):
+    records = [r for r in hand_made_records() if r.repeat == 0 and r.variant in ("baseline", "method")]
+    sweep = read_sweep(write_hand_made(tmp_path / "plain", records))
+    artists = by_gid(pareto_figure(sweep))
+    assert len(artists["frontier"].get_xdata()) == 1  # the baseline alone
+    assert not [gid for gid in artists if "interval" in gid] and "control" not in artists  # one seed: no intervals
+    paths = write_report(sweep, tmp_path / "out")
+    assert (tmp_path / "out" / "pareto.png") in paths and (tmp_path / "out" / "pareto.png").stat().st_size > 10_000
+
+
+def _rgb(color: str) -> tuple[float, float, float]:
+    from matplotlib.colors import to_rgb
+
+    return to_rgb(color)
