@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, ClassVar
 
@@ -42,8 +41,8 @@ import torch.nn.functional as F
 from pydantic import Field
 from torch import nn
 
-from raycomp.algorithms._batchnorm import average_over_ranks, recalibrate_batchnorm
 from raycomp.algorithms.arguments import checked_arguments
+from raycomp.algorithms.batchnorm import FullBatches
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
@@ -167,14 +166,13 @@ class SelectiveBackprop(Algorithm):
         self.last_num_samples = 0
         self.last_selection_s = 0.0
         self.recalibration_batches = recalibration_batches
-        self.full_batches: deque[tuple[torch.Tensor, torch.Tensor]] = deque(maxlen=recalibration_batches)
-        self.pruned_since_recalibration = False
+        self.full_batches = FullBatches(recalibration_batches)
 
     def match(self, event: Event, state: State) -> bool:
         if event is Event.INIT:
             return True
         if event in (Event.EVAL_BEFORE_ALL, Event.FIT_END):
-            return self.pruned_since_recalibration and self.recalibration_batches > 0
+            return self.full_batches.pending
         if event is not Event.AFTER_DATALOADER:
             return False
         elapsed = state.get_elapsed_duration().value
@@ -185,7 +183,7 @@ class SelectiveBackprop(Algorithm):
             self._loss_fn = state.model.loss
             return
         if event in (Event.EVAL_BEFORE_ALL, Event.FIT_END):
-            self._recalibrate(state)
+            self.full_batches.recalibrate(state)
             return
         model = state.model
         loss_fn = self._loss_fn or model.loss
@@ -198,9 +196,7 @@ class SelectiveBackprop(Algorithm):
         with eval_mode(model), autocast(state.precision, state.device):
             kept = select_using_loss(input, target, lambda x: model((x, target)), loss, self.keep, self.scale_factor)
         state.batch = type(state.batch)(kept)
-        if self.recalibration_batches:
-            self.full_batches.append((input, target))
-            self.pruned_since_recalibration = True
+        self.full_batches.keep(input, target)
         self.last_num_samples, self.last_num_kept = input.shape[0], kept[0].shape[0]
         self.last_selection_s = time.perf_counter() - start
         logger.log_metrics(
@@ -211,24 +207,8 @@ class SelectiveBackprop(Algorithm):
             state.step,
         )
 
-    def _recalibrate(self, state: State) -> None:
-        """BatchNorm statistics of fair batches, not of the kept hard examples (see the module docstring)."""
-        device = next(state.model.parameters()).device
-        batches = [(x.to(device), y.to(device)) for x, y in self.full_batches]
-        with autocast(state.precision, state.device):
-            recalibrate_batchnorm(state.model, batches)
-        average_over_ranks(state.model, state.world_size)
-        self.pruned_since_recalibration = False
-
     def state_dict(self) -> dict[str, Any]:
-        """The full batches kept for recalibration (on the CPU), so a resumed run recalibrates on the same."""
-        return {
-            "full_batches": [[x.cpu(), y.cpu()] for x, y in self.full_batches],
-            "pruned_since_recalibration": self.pruned_since_recalibration,
-        }
+        return self.full_batches.state_dict()
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Checkpoints from before recalibration existed have no such state: they start with none kept."""
-        self.full_batches.clear()
-        self.full_batches.extend((x, y) for x, y in state.get("full_batches", []))
-        self.pruned_since_recalibration = bool(state.get("pruned_since_recalibration", False))
+        self.full_batches.load_state_dict(state)

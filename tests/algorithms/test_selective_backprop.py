@@ -5,7 +5,7 @@ from torch import nn
 
 from raycomp import Event, State, Trainer
 from raycomp.algorithms import SelectiveBackprop
-from raycomp.algorithms._batchnorm import recalibrate_batchnorm
+from raycomp.algorithms.batchnorm import recalibrate_batchnorm
 from raycomp.core import Engine, InMemoryLogger
 from raycomp.functional import select_using_loss, should_selective_backprop
 
@@ -202,7 +202,7 @@ def test_recalibrates_batchnorm_from_the_full_batches_it_pruned_before_evaluatio
     for batch in batches:
         state.batch = batch
         engine.run_event(Event.AFTER_DATALOADER)
-    assert [x for x, _ in sb.full_batches] == [batches[1][0], batches[2][0]]  # the last two, unpruned
+    assert [x for x, _ in sb.full_batches.batches] == [batches[1][0], batches[2][0]]  # the last two, unpruned
     expected = tiny_model()
     recalibrate_batchnorm(expected, batches[1:])
     model.module[1].running_mean.fill_(5.0)  # as if the kept hard examples had skewed them
@@ -215,10 +215,11 @@ def test_recalibrates_batchnorm_from_the_full_batches_it_pruned_before_evaluatio
 
     restored = SelectiveBackprop(recalibration_batches=2)
     restored.load_state_dict(sb.state_dict())
-    assert restored.pruned_since_recalibration is False
-    assert all(torch.equal(a, b) for (a, _), (b, _) in zip(restored.full_batches, sb.full_batches, strict=True))
+    assert restored.full_batches.pending is False
+    pairs = zip(restored.full_batches.batches, sb.full_batches.batches, strict=True)
+    assert all(torch.equal(a, b) for (a, _), (b, _) in pairs)
     restored.load_state_dict({})  # a checkpoint from before recalibration existed
-    assert not restored.full_batches
+    assert not restored.full_batches.batches
 
 
 def test_recalibration_batches_0_keeps_composers_behaviour():
@@ -226,4 +227,5 @@ def test_recalibration_batches_0_keeps_composers_behaviour():
     state = State(tiny_model(), "10ba", algorithms=[sb])
     state.batch = tiny_dataset(16).tensors
     Engine(state).run_event(Event.AFTER_DATALOADER)
-    assert not sb.full_batches and not sb.match(Event.EVAL_BEFORE_ALL, state) and not sb.match(Event.FIT_END, state)
+    assert not sb.full_batches.batches and not sb.match(Event.EVAL_BEFORE_ALL, state)
+    assert not sb.match(Event.FIT_END, state)

@@ -13,7 +13,7 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 from raycomp import Trainer
 from raycomp.algorithms import SelectiveBackprop
-from raycomp.algorithms._batchnorm import recalibrate_batchnorm
+from raycomp.algorithms.batchnorm import recalibrate_batchnorm
 from raycomp.data.synthetic import SyntheticCIFAR
 from raycomp.models import build_model
 
