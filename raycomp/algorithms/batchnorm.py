@@ -56,14 +56,17 @@ def recalibrate_batchnorm(model: nn.Module, batches: Iterable[Any], forward: Cal
     return len(batches)
 
 
-def average_over_ranks(model: nn.Module, world_size: int) -> None:
-    """Average the running statistics over ranks, so that every rank evaluates and saves the same model."""
+def share_statistics(model: nn.Module, world_size: int) -> None:
+    """Give every rank rank 0's running statistics, as the Trainer does with all buffers after each step.
+
+    Rank 0's, not an average over ranks: only rank 0's kept batches are checkpointed, so a restarted rank
+    could not recompute its own share, and the resumed run would differ from one never stopped.
+    """
     if world_size == 1:
         return
     for layer in running_stat_layers(model):
-        for buffer in (layer.running_mean, layer.running_var):
-            dist.all_reduce(buffer)
-            buffer.div_(world_size)
+        for buffer in (layer.running_mean, layer.running_var, layer.num_batches_tracked):
+            dist.broadcast(buffer, 0)
 
 
 class FullBatches:
@@ -88,7 +91,7 @@ class FullBatches:
         device = next(state.model.parameters()).device
         with autocast(state.precision, state.device):
             recalibrate_batchnorm(state.model, [(x.to(device), y.to(device)) for x, y in self.batches])
-        average_over_ranks(state.model, state.world_size)
+        share_statistics(state.model, state.world_size)
         self.pending = False
 
     def state_dict(self) -> dict[str, Any]:

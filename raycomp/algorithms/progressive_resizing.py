@@ -12,6 +12,11 @@ kept. Evaluation is untouched and runs at full size, so the model needs a size-a
 pooling). ``resize_batch`` is the pure function; ``mode='resize'`` is nearest-neighbour interpolation, as
 Composer's code (its docstring says bilinear), and ``'crop'`` a random crop shared by the whole batch.
 
+BatchNorm running statistics follow the last ~10 batches, so after the full-size finetune phase they describe
+full-size images; evaluated against statistics recomputed on full batches, no bias beyond seed noise was found
+(docs/methods/progressive_resizing.md), so unlike SelectiveBackprop nothing is recomputed. The scale moves with
+every batch (``State.get_elapsed_duration``), not once per epoch as in Composer.
+
 Fixed against Composer: ``delay_fraction + finetune_fraction == 1`` jumps to full size at ``delay_fraction``
 instead of dividing by zero; sizes never round to 0; a crop may start at the last valid offset.
 """

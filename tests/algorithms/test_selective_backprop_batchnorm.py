@@ -6,9 +6,13 @@ here 16x16 images, 1,024 samples, 3 epochs, the Trainer's default SGD at lr 0.1)
 """
 
 import copy
+import datetime
 
 import pytest
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from helpers import tiny_dataset, tiny_model
 from torch.utils.data import DataLoader, DistributedSampler
 
 from raycomp import Trainer
@@ -57,3 +61,27 @@ def test_sb_always_on_is_scored_within_a_point_of_its_recalibrated_accuracy():
     fixed, recalibrated_fixed = eval_and_recalibrated_accuracy(recalibration_batches=8)
     print(f"with recalibration: eval {fixed:.3f}, recalibrated {recalibrated_fixed:.3f}")
     assert abs(recalibrated_fixed - fixed) <= 0.01  # measured: 0.916 against 0.920
+
+
+def run_rank(rank, world_size, init_file, out_dir):
+    dist.init_process_group(
+        "gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size, timeout=datetime.timedelta(60)
+    )
+    try:
+        dataset = tiny_dataset(64)
+        train_loader = DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset, shuffle=True, seed=0))
+        model = tiny_model()
+        sb = SelectiveBackprop(0, 1, 0.5, 0.5, 0)
+        Trainer(model, train_loader, "2ep", eval_dataloader=train_loader, algorithms=[sb], device="cpu", seed=0).fit()
+        torch.save(model.state_dict(), f"{out_dir}/rank{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+def test_under_ddp_every_rank_ends_with_rank_0s_recomputed_statistics(tmp_path):
+    """Each rank keeps its own shard's batches; after the final evaluation's recomputation (no step follows
+    to share the buffers) the ranks still hold the same statistics: rank 0's, which its checkpoint keeps."""
+    mp.spawn(run_rank, args=(2, str(tmp_path / "init"), str(tmp_path)), nprocs=2, join=True)
+    ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]
+    for key, value in ranks[0].items():
+        assert torch.equal(value, ranks[1][key]), key
