@@ -63,7 +63,7 @@ def _row(config: ConfigSummary, sweep: Sweep) -> str:
         note = VARIANT_NOTE.get(config.variant, "no baseline to compare with")
         cells.append(f'<td colspan="4" class="reference">{escape(note)}</td>')
     else:
-        cells += [_speedup(verdict), _to_full(verdict), _delta(verdict), _verdict(verdict)]
+        cells += [_speedup(verdict), _to_full(verdict), _delta(verdict), _verdict(verdict, config.variant)]
     css = "reference" if config.variant in REFERENCES else config.variant
     return f'<tr class="{css}" data-config="{escape(config.config_id)}">{"".join(cells)}</tr>'
 
@@ -81,9 +81,9 @@ def _speedup(verdict: Verdict) -> str:
     if interval:
         text += f"<small>{interval}</small>"
     if verdict.beyond_frontier:
-        text += f"<small>{verdict.beyond_frontier} of {verdict.n} seeds beyond the frontier: a lower bound</small>"
+        text += f"<small>{verdict.beyond_frontier}/{verdict.n} seeds beyond the frontier (a lower bound)</small>"
     if verdict.below_frontier:
-        text += f"<small>{verdict.below_frontier} of {verdict.n} seeds below the frontier: an upper bound</small>"
+        text += f"<small>{verdict.below_frontier}/{verdict.n} seeds below the frontier (an upper bound)</small>"
     value = [verdict.speedup, verdict.speedup_ci_low, verdict.speedup_ci_high]
     return _cell("speedup", value, text)
 
@@ -108,15 +108,18 @@ def _delta(verdict: Verdict) -> str:
     return _cell("accuracy_delta", value, text)
 
 
-def _verdict(verdict: Verdict) -> str:
-    text = verdict_badge(verdict.verdict)
+def _verdict(verdict: Verdict, variant: str) -> str:
+    text = verdict_badge(verdict.verdict, control=variant == keys.CONTROL)
     if verdict.note:
         text += f"<small>{escape(verdict.note)}</small>"
     return f"<td data-key='verdict' data-value='{escape(json.dumps(verdict.verdict))}'>{text}</td>"
 
 
-def verdict_badge(verdict: str) -> str:
-    return f'<span class="verdict {VERDICT_CLASS.get(verdict, "none")}">{escape(verdict)}</span>'
+def verdict_badge(verdict: str, control: bool = False) -> str:
+    """A verdict in its color; the control's in the alarm's when it is anything but ``no evidence`` (for
+    the A/A twin of the baseline, ``faster`` is no good news)."""
+    css = "alarm" if control and verdict != NO_EVIDENCE else VERDICT_CLASS.get(verdict, "none")
+    return f'<span class="verdict {css}">{escape(verdict)}</span>'
 
 
 def _cell(key: str, value: Any, text: str) -> str:

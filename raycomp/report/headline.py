@@ -11,7 +11,7 @@ from raycomp.report.analysis import described, verdict_counts
 from raycomp.report.card import verdict_badge
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import escape, interval_text, percent_text, speedup_text
-from raycomp.report.verdicts import NO_EVIDENCE, VERDICTS
+from raycomp.report.verdicts import FASTER, NO_EVIDENCE, VERDICTS
 
 
 def headline(sweep: Sweep) -> str:
@@ -49,7 +49,7 @@ def _control(sweep: Sweep) -> str:
             "</small>"
         )
     verdict = config.verdict
-    text = verdict_badge(verdict.verdict)
+    text = verdict_badge(verdict.verdict, control=True)
     interval = interval_text(verdict.speedup_ci_low, verdict.speedup_ci_high)
     if verdict.verdict == NO_EVIDENCE:
         text += " <small>as it should be: the baseline's identical twin was not told apart from it"
@@ -81,7 +81,9 @@ def _best(sweep: Sweep) -> str:
     return (
         f"<b>{escape(config.config_id)}</b> <span class='args'>{escape(described(config))}</span>: "
         f"{verdict_badge(verdict.verdict)} {speedup_text(verdict.speedup)} {interval} "
-        "<small>(the highest lower bound of speed-up among the configurations not less accurate)</small>"
+        "<small>(the highest lower bound of speed-up among the configurations not less accurate"
+        + ("" if verdict.verdict == FASTER else "; not shown faster than the baseline, so no speed-up to claim")
+        + ")</small>"
     )
 
 

@@ -40,6 +40,7 @@ table#headline th { background: none; width: 170px; } table#headline td { font-s
 .verdict { font-weight: 600; padding: 1px 7px; border-radius: 8px; white-space: nowrap; }
 .verdict.faster { background: #dafbe1; color: #1a7f37; } .verdict.slower { background: #ffebe9; color: #b42318; }
 .verdict.none { background: #eaeef2; color: #444; } .verdict.less { background: #fff1d6; color: #9a5b00; }
+.verdict.alarm { background: #b42318; color: #fff; }
 .never { color: #b42318; } .args { font-family: ui-monospace, monospace; font-size: 12px; }
 table#method-card td:first-child { white-space: nowrap; } table#method-card td.args { min-width: 130px; }
 #method-card small { display: block; white-space: normal; max-width: 190px; font-weight: normal; }

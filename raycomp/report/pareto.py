@@ -57,8 +57,37 @@ def pareto_figure(sweep: Sweep) -> Any:
     level = f"{verdicts.confidence:.0%}"
     axes.set_title(f"one point per configuration, bars: {level} intervals; the line: the baseline frontier")
     axes.grid(alpha=0.3)
-    axes.margins(x=0.08, y=0.1)
+    _frame_the_points(axes, sweep)
     return figure
+
+
+def _frame_the_points(axes: Any, sweep: Sweep) -> None:
+    """Axes that span the measured points (every finished trial, every median), not the intervals: with
+    two seeds a t interval can be a hundred times wider than the data. A bar that runs off the plot is
+    cut at its edge, and the figure says so."""
+    points = [(t.wall_s, t.final_metric) for t in sweep.trials if t.has_result and t.status == keys.TERMINATED]
+    points += [(c.time_median_s, c.accuracy_median) for c in sweep.verdicts.configs if has_point(c)]
+    if not points:
+        return
+    xs, ys = [x for x, _ in points], [y for _, y in points]
+    top = max(xs)
+    low, high = min(ys), max(ys)
+    pad = 0.12 * (high - low) or 0.05 * abs(high) or 0.05
+    axes.set_xlim(0, 1.1 * top if top > 0 else 1)
+    axes.set_ylim(low - pad, high + pad)
+    left, right = axes.get_xlim()
+    bottom, up = axes.get_ylim()
+    bars = [line for line in axes.get_lines() if "interval:" in (line.get_gid() or "")]
+    if any(min(b.get_xdata()) < left or max(b.get_xdata()) > right for b in bars) or any(
+        min(b.get_ydata()) < bottom or max(b.get_ydata()) > up for b in bars
+    ):
+        axes.annotate(
+            "bars running off the plot are wider than shown",
+            (0.01, 0.01),
+            xycoords="axes fraction",
+            fontsize=8,
+            color="0.4",
+        )
 
 
 def _frontier(axes: Any, verdicts: Any) -> None:

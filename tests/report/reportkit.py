@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from raycomp.keys import TRACES, WALL
+from raycomp.keys import CPU, HOST_LOAD, TRACES, WALL
 from raycomp.report.configs import summarize_configs
 from raycomp.report.results_files import write_results
 from raycomp.report.summary import TrialRecord, summarize
@@ -64,6 +64,8 @@ def curve(speed: float, final: float, reports: int = 4, noise: float = 1.0) -> l
             "step": 10 * (i + 1),
             WALL: 10.0 * (i + 1) * noise / speed,
             "eval/accuracy": final * (1 - 0.5 ** (i + 1)) / (1 - 0.5**reports),
+            CPU: 9.5 * (i + 1) * noise / speed,
+            HOST_LOAD: 1.5 + 0.1 * i,
             "machine": MACHINE,
         }
         for i in range(reports)

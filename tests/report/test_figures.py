@@ -74,3 +74,14 @@ def _rgb(color: str) -> tuple[float, float, float]:
     from matplotlib.colors import to_rgb
 
     return to_rgb(color)
+
+
+def test_the_axes_frame_the_measurements_not_two_seeds_wide_intervals(tmp_path):
+    records = [r for r in hand_made_records() if r.repeat in (0, 1)]  # t intervals with one degree of freedom
+    sweep = read_sweep(write_hand_made(tmp_path / "two", records))
+    axes = pareto_figure(sweep).axes[0]
+    longest = max(t.wall_s for t in sweep.trials if t.has_result and t.status == "TERMINATED")
+    assert axes.get_xlim() == pytest.approx((0, 1.1 * longest))
+    bar = by_gid(axes.figure)["time-interval:control"].get_xdata()
+    assert max(bar) > axes.get_xlim()[1]  # cut at the edge, and the figure says so
+    assert any("wider than shown" in text.get_text() for text in axes.texts)
