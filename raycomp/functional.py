@@ -1,6 +1,7 @@
 """The algorithms as plain functions, for use in your own training loop (``import raycomp.functional as rf``)."""
 
 from raycomp.algorithms._targets import ensure_targets_one_hot
+from raycomp.algorithms.batchnorm import recalibrate_batchnorm
 from raycomp.algorithms.blurpool import apply_blurpool
 from raycomp.algorithms.blurpool_layers import blur_2d, blurmax_pool2d
 from raycomp.algorithms.channels_last import apply_channels_last
@@ -24,6 +25,7 @@ __all__ = [
     "ensure_targets_one_hot",
     "freeze_layers",
     "mixup_batch",
+    "recalibrate_batchnorm",
     "resize_batch",
     "select_using_loss",
     "should_selective_backprop",

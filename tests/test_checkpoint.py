@@ -131,12 +131,19 @@ def test_checkpoint_contents(tmp_path):
     assert set(state) == {"model", "optimizers", "schedulers", "scaler", "timestamp", "algorithms", "callbacks"}
     assert set(payload["rng"]) == {"python", "numpy", "torch", "cuda"}
     [sb] = state["algorithms"]
-    assert sb == {
+    assert {key: value for key, value in sb.items() if key != "state"} == {
         "class_path": "raycomp.algorithms.selective_backprop.SelectiveBackprop",
-        "init_args": {"start": 0.2, "end": 0.9, "keep": 0.5, "scale_factor": 0.5, "interrupt": 2},
-        "state": {},
+        "init_args": {
+            "start": 0.2,
+            "end": 0.9,
+            "keep": 0.5,
+            "scale_factor": 0.5,
+            "interrupt": 2,
+            "recalibration_batches": 8,
+        },
         "required_on_load": False,
     }
+    assert set(sb["state"]) == {"full_batches", "pending"}  # the full batches its BatchNorm recalibration uses
 
 
 def test_required_algorithm_missing_is_refused_by_name(tmp_path):

@@ -30,7 +30,14 @@ def test_a_rule_across_arguments_is_one_value_error_and_a_misspelt_name_a_type_e
 def test_the_recorded_arguments_re_create_the_algorithm():
     """``Algorithm.__new__`` sees the signature through the check, so checkpoints can rebuild from init_args."""
     algorithm = SelectiveBackprop(0.2, keep=0.3)
-    assert algorithm.init_args == {"start": 0.2, "end": 0.9, "keep": 0.3, "scale_factor": 0.5, "interrupt": 2}
+    assert algorithm.init_args == {
+        "start": 0.2,
+        "end": 0.9,
+        "keep": 0.3,
+        "scale_factor": 0.5,
+        "interrupt": 2,
+        "recalibration_batches": 8,
+    }
     again = SelectiveBackprop(**algorithm.init_args)
     assert (again.start, again.keep) == (0.2, 0.3)
     ema = EMA(half_life=None, smoothing=0.9)

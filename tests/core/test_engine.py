@@ -94,7 +94,14 @@ def test_errors_name_the_callback():
 
 def test_algorithm_records_its_constructor_arguments():
     sb = SelectiveBackprop(keep=0.25, interrupt=0)
-    assert sb.init_args == {"start": 0.5, "end": 0.9, "keep": 0.25, "scale_factor": 0.5, "interrupt": 0}
+    assert sb.init_args == {
+        "start": 0.5,
+        "end": 0.9,
+        "keep": 0.25,
+        "scale_factor": 0.5,
+        "interrupt": 0,
+        "recalibration_batches": 8,
+    }
     assert not sb.find_unused_parameters and not sb.backwards_create_graph
     assert SelectiveBackprop.required_on_load() is False
-    assert sb.state_dict() == {}
+    assert sb.state_dict() == {"full_batches": [], "pending": False}
