@@ -136,7 +136,7 @@ def verdict_records(
     trial_tags = {}
     for trial in summaries:
         row = by_config.get(trial.config_id or trial.trial_id, {})
-        tags = {"raycomp.config_id": str(trial.config_id), "raycomp.verdict": str(row.get("verdict"))}
+        tags = {keys.CONFIG_ID_TAG: str(trial.config_id), "raycomp.verdict": str(row.get("verdict"))}
         tags |= {f"raycomp.{key}": str(row.get(key)) for key in ("speedup", "speedup_ci_low", "speedup_ci_high")}
         trial_tags[trial.trial_id] = tags
     return table, parent_tags, trial_tags

@@ -89,7 +89,6 @@ def resolve(reference: str, tracking_uri: str | None, use_mlflow: bool = True) -
     source = f"MLflow run {run.ref.run_id} at {shown_uri(uri)}"
     if run.rebuilt:
         source += " (rebuilt from its trial runs: no results.json)"
-    # TODO: the sweep's accuracy_tolerance, once Results carries it (read from results.json or config.yaml)
     return Sweep.from_results(run.results, run.name, source, run.folder).with_trial_runs(run.ref, *trials)
 
 

@@ -28,6 +28,7 @@ from raycomp.report.summary import (
     column_name,
     finite,
 )
+from raycomp.report.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
 
 # results.json's per-trial keys besides the row's columns
 REPORT_KEYS = ("machine", "curve", "traces")
@@ -41,6 +42,7 @@ class Results:
     mode: str
     trials: tuple[TrialSummary, ...]
     best_id: str | None
+    judged_with: tuple[float, float] = (DEFAULT_TOLERANCE, DEFAULT_CONFIDENCE)  # (accuracy_tolerance, confidence)
 
 
 def write_results(
@@ -99,7 +101,12 @@ def results_file(path: str | Path) -> Path:
 def parse_results(document: dict[str, Any]) -> Results:
     metric, mode = document["metric"], document["mode"]
     trials = tuple(_summary(row, metric) for row in document["trials"])
-    return Results(metric, mode, trials, (document.get("best") or {}).get("trial_id"))
+    tolerance, confidence = document.get("accuracy_tolerance"), document.get("confidence")
+    judged_with = (  # the defaults for a file written before they were kept
+        DEFAULT_TOLERANCE if tolerance is None else float(tolerance),
+        DEFAULT_CONFIDENCE if confidence is None else float(confidence),
+    )
+    return Results(metric, mode, trials, (document.get("best") or {}).get("trial_id"), judged_with)
 
 
 def _summary(row: dict[str, Any], metric: str) -> TrialSummary:

@@ -10,7 +10,6 @@ from a second copy. A trial's traces travel with its reports; those a trial lack
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,6 @@ from raycomp.report.configs import SweepVerdicts, summarize_configs
 from raycomp.report.results_files import Results, read_results, results_file
 from raycomp.report.summary import TraceRow, TrialSummary
 from raycomp.report.text import shown_path
-from raycomp.report.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
 
 if TYPE_CHECKING:
     from raycomp.tracking.ref import RunRef
@@ -44,11 +42,10 @@ class Sweep:
         name: str,
         source: str,
         folder: Path | None = None,
-        judged_with: tuple[float, float] = (DEFAULT_TOLERANCE, DEFAULT_CONFIDENCE),
     ) -> Sweep:
         """The sweep read back; its verdicts judged again from its trials as the sweep's end judged them,
         with its ``(accuracy_tolerance, confidence)``."""
-        verdicts = summarize_configs(results.trials, results.mode, *judged_with)
+        verdicts = summarize_configs(results.trials, results.mode, *results.judged_with)
         return cls(name, results.metric, results.mode, results.trials, verdicts, source, folder)
 
     @property
@@ -83,19 +80,4 @@ def read_sweep(path: str | Path) -> Sweep:
     """The sweep in a ``results.json`` (a file, or the sweep folder holding one)."""
     results = read_results(path)
     file = results_file(path)
-    return Sweep.from_results(results, file.parent.name, shown_path(file), file.parent, judged_with(file))
-
-
-def judged_with(file: Path) -> tuple[float, float]:
-    """The ``(sweep.accuracy_tolerance, sweep.confidence)`` a results.json was judged with (the defaults
-    for a file written before they were kept).
-
-    TODO: read by ``results_files.parse_results`` into ``Results`` instead, so that a results.json read
-    from MLflow keeps them too (results_files.py and tracking/read.py are not this module's).
-    """
-    document = json.loads(file.read_text())
-    tolerance, confidence = document.get("accuracy_tolerance"), document.get("confidence")
-    return (
-        DEFAULT_TOLERANCE if tolerance is None else float(tolerance),
-        DEFAULT_CONFIDENCE if confidence is None else float(confidence),
-    )
+    return Sweep.from_results(results, file.parent.name, shown_path(file), file.parent)

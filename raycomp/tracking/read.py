@@ -23,6 +23,7 @@ from raycomp.errors import NotFound
 from raycomp.layout import RunLayout, is_uri
 from raycomp.report.results_files import Results, parse_results
 from raycomp.report.summary import TraceRow, TrialRecord, best, summarize
+from raycomp.report.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
 from raycomp.tracking.artifacts import RUN_ID
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.store import make_client
@@ -142,11 +143,25 @@ def _rebuild(client: Any, parent: Any) -> Results:
         overrides = {} if variant == keys.BASELINE else {k: yaml.safe_load(params[k]) for k in space if k in params}
         history = _history(client, run.info.run_id, metric)
         status = _STATUS.get(run.info.status, run.info.status)
-        records.append(TrialRecord(trial_id, variant, overrides, status, history))
+        tags = run.data.tags
+        arm = {
+            "config_id": tags.get(keys.CONFIG_ID_TAG),
+            "repeat": _number(tags.get(keys.REPEAT_TAG), int),
+            "budget": _number(tags.get(keys.BUDGET_TAG), float),
+        }
+        records.append(TrialRecord(trial_id, variant, overrides, status, history, **arm))
     records.sort(key=lambda r: (r.variant != keys.BASELINE, r.trial_id))
     summaries = summarize(records, metric, mode)  # traces: None, read from the same runs by ``trial_runs``
     winner = best(summaries, mode)
-    return Results(metric, mode, tuple(summaries), winner.trial_id if winner else None)
+    judged_with = (sweep.get("accuracy_tolerance", DEFAULT_TOLERANCE), sweep.get("confidence", DEFAULT_CONFIDENCE))
+    return Results(metric, mode, tuple(summaries), winner.trial_id if winner else None, judged_with)
+
+
+def _number(text: str | None, kind: type) -> Any:
+    try:
+        return None if text in (None, "None") else kind(text)
+    except ValueError:
+        return None
 
 
 def _history(client: Any, run_id: str, metric: str) -> list[dict[str, Any]]:

@@ -75,8 +75,12 @@ def train_run(
 
 
 @contextmanager
-def trial_run(parent: RunRef | None, trial_id: str, variant: str, config: ExperimentConfig) -> Iterator[RunRef | None]:
+def trial_run(
+    parent: RunRef | None, trial_id: str, arm: Mapping[str, Any], config: ExperimentConfig
+) -> Iterator[RunRef | None]:
     """The child run of one trial under the sweep's run, reopened if the trial ran before (a restore).
+
+    ``arm`` is the trial's sweep arm; its variant, config id, repeat and budget become the run's tags.
 
     Yields None without a parent, and also when the store fails to open the child (said in one line):
     the trial then trains untracked rather than failing. Ends the run FINISHED when the block returns,
@@ -85,7 +89,7 @@ def trial_run(parent: RunRef | None, trial_id: str, variant: str, config: Experi
     ref = None
     if parent is not None:
         try:
-            ref = _open_trial(parent, trial_id, variant, config)
+            ref = _open_trial(parent, trial_id, arm, config)
         except Exception as error:  # the store's failure must not cost the trial
             print(
                 f"raycomp: MLflow run of trial {trial_id} under {parent.run_id} at {parent.tracking_uri} could not "
@@ -179,13 +183,17 @@ def _open_top_level(config: ExperimentConfig, kind: str, experiment_file: str | 
     return RunRef(uri, experiment_id, run_id)
 
 
-def _open_trial(parent: RunRef, trial_id: str, variant: str, config: ExperimentConfig) -> RunRef:
+def _open_trial(parent: RunRef, trial_id: str, arm: Mapping[str, Any], config: ExperimentConfig) -> RunRef:
     client = make_client(parent.tracking_uri)
     previous = _find(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id})
     if previous is not None:
         client.update_run(previous.info.run_id, status=RUNNING)
         return RunRef(parent.tracking_uri, parent.experiment_id, previous.info.run_id)
+    variant = arm["variant"]
     tags = {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id, keys.VARIANT_TAG: variant, keys.KIND_TAG: TRIAL}
+    for tag, key in ((keys.CONFIG_ID_TAG, "config_id"), (keys.REPEAT_TAG, "repeat"), (keys.BUDGET_TAG, "budget")):
+        if arm.get(key) is not None:
+            tags[tag] = str(arm[key])
     run_id = client.create_run(parent.experiment_id, tags=tags, run_name=f"{trial_id}-{variant}").info.run_id
     log_config(client, run_id, config)
     return RunRef(parent.tracking_uri, parent.experiment_id, run_id)

@@ -101,23 +101,27 @@ def test_tracking_off_yields_none_and_a_dead_store_refuses_at_entry(tmp_path):
             pytest.fail("the block must not run")
 
 
+ARM = {"variant": "method", "config_id": "method-1", "repeat": 0}
+
+
 def test_trial_runs_nest_under_the_parent_with_flat_params_and_required_on_load_tags(tmp_path):
     with sweep_run(config(tmp_path), None, resume=False) as sweep:
         parent = sweep.ref
         trial_config = config(tmp_path, tracking={"tracking_uri": parent.tracking_uri, "experiment_name": "x" * 7000})
-        with trial_run(parent, "t_00001", "method", trial_config) as child:
+        with trial_run(parent, "t_00001", ARM, trial_config) as child:
             run = MlflowClient(parent.tracking_uri).get_run(child.run_id)
         tags = run.data.tags
         assert tags[keys.PARENT_TAG] == parent.run_id and tags[keys.TRIAL_TAG] == "t_00001"
         assert tags[keys.VARIANT_TAG] == "method" and tags[keys.KIND_TAG] == "trial"
+        assert (tags[keys.CONFIG_ID_TAG], tags[keys.REPEAT_TAG]) == ("method-1", "0") and keys.BUDGET_TAG not in tags
         assert run.info.run_name == "t_00001-method" and run.info.status == "RUNNING"
         assert run.data.params[f"{SB}.keep"] == "0.3" and run.data.params[f"{SB}.interrupt"] == "2"  # defaults too
         assert len(run.data.params["tracking.experiment_name"]) == 6000  # MLflow's limit, cut with "..."
         assert tags["raycomp.algorithm.selective_backprop.required_on_load"] == "false"
         assert status(child) == "FINISHED"
-        with trial_run(parent, "t_00001", "method", trial_config) as again:  # a restored trial continues its run
+        with trial_run(parent, "t_00001", ARM, trial_config) as again:  # a restored trial continues its run
             assert again == child and status(child) == "RUNNING"
-        with trial_run(None, "t_00002", "method", trial_config) as untracked:
+        with trial_run(None, "t_00002", ARM, trial_config) as untracked:
             assert untracked is None
 
 
@@ -127,10 +131,13 @@ def test_a_trial_ends_finished_killed_when_tune_stops_it_and_failed_on_an_error(
     with sweep_run(config(tmp_path), None, resume=False) as sweep:
         ended = {}
         for trial_id, error in outcomes.items():
-            with pytest.raises(type(error)), trial_run(sweep.ref, trial_id, "method", config(tmp_path)) as child:
+            with (
+                pytest.raises(type(error)),
+                trial_run(sweep.ref, trial_id, ARM, config(tmp_path)) as child,
+            ):
                 raise error  # goes on after the run is ended
             ended[trial_id] = status(child)
-        with trial_run(sweep.ref, "done", "method", config(tmp_path)) as child:
+        with trial_run(sweep.ref, "done", ARM, config(tmp_path)) as child:
             pass
         ended["done"] = status(child)
     assert ended == {
@@ -146,7 +153,7 @@ def test_a_trial_trains_untracked_when_the_store_is_down_at_open(tmp_path, capsy
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     dead = RunRef(f"http://127.0.0.1:{free_port()}", "1", "a" * 32)
     trained = []
-    with trial_run(dead, "t0", "method", config(tmp_path)) as child:
+    with trial_run(dead, "t0", ARM, config(tmp_path)) as child:
         trained.append(child)
     assert trained == [None]
     err = capsys.readouterr().err.strip().splitlines()
@@ -159,7 +166,7 @@ def test_close_orphaned_run_ends_only_runs_still_running(tmp_path, monkeypatch):
         parent = sweep.ref
         runs = {}
         for trial_id in ("done", "died", "stopped", "baseline"):
-            with trial_run(parent, trial_id, "method", config(tmp_path)) as child:
+            with trial_run(parent, trial_id, ARM, config(tmp_path)) as child:
                 runs[trial_id] = child
         for trial_id in ("died", "stopped", "baseline"):  # their processes never left the block
             MlflowClient(parent.tracking_uri).update_run(runs[trial_id].run_id, status="RUNNING")

@@ -26,7 +26,7 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
     config = trial_config(sweep, arm)
     metric, mode = sweep.objective
     trial_id = tune.get_context().get_trial_id()
-    with trial_run(parent, trial_id, arm["variant"], config) as run:
+    with trial_run(parent, trial_id, arm, config) as run:
         spec = TrialSpec(config, metric, mode, run=run, fixed_metrics={"variant": arm["variant"]})
         if config.scaling.num_workers == 0:
             run_in_process(spec, TuneSink(), tune.get_checkpoint())
