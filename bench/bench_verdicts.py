@@ -24,7 +24,7 @@ ROOT = Path(__file__).parents[1]
 
 
 def one_run(experiment: Path, overrides: list[str], folder: Path) -> dict:
-    command = [sys.executable, "-m", "raycomp.tune", str(experiment), "--set", f"storage_path={folder}", "--no-report"]
+    command = [sys.executable, "-m", "raycomp.tune", str(experiment), "--set", f"storage_path={folder / 'runs'}"]
     for item in overrides:
         command += ["--set", item]
     began = time.perf_counter()
@@ -35,7 +35,8 @@ def one_run(experiment: Path, overrides: list[str], folder: Path) -> dict:
     name = next(
         line.split(":", 1)[1].strip() for line in experiment.read_text().splitlines() if line.startswith("name:")
     )
-    document = json.loads((folder / name / "results.json").read_text())
+    document = json.loads((folder / "runs" / name / "results.json").read_text())
+    (folder / "output.txt").write_text(done.stdout)
     machines = sorted({t["machine"] for t in document["trials"] if t.get("machine")})
     return {"seconds": round(seconds, 1), "document": document, "machines": machines}
 
@@ -45,11 +46,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--experiment", type=Path, default=ROOT / "experiments" / "sb.yaml")
     parser.add_argument("--set", dest="overrides", action="append", default=[])
+    parser.add_argument("--keep", type=Path, help="run the first sweep in this folder and keep it (report included)")
     args = parser.parse_args()
     runs = []
     for index in range(args.runs):
-        with tempfile.TemporaryDirectory(prefix="raycomp-bench-verdicts-") as folder:
-            run = one_run(args.experiment, args.overrides, Path(folder))
+        if index == 0 and args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            run = one_run(args.experiment, args.overrides, args.keep)
+        else:
+            with tempfile.TemporaryDirectory(prefix="raycomp-bench-verdicts-") as folder:
+                run = one_run(args.experiment, args.overrides, Path(folder))
         document = run["document"]
         methods = [c for c in document["configs"] if c["variant"] == "method"]
         row = {
