@@ -28,15 +28,22 @@ def local_ray():
 
 
 # Tests that start Ray or a server, or run a CLI in its own process: the slow lane. `pytest -m "not slow"` is
-# the daily loop (no Ray, no server); `pytest -m ray` runs only what needs Ray.
+# the daily loop (no Ray, no server); `pytest -m ray` runs only what needs Ray. Under pytest-xdist
+# (`-n 2 --dist loadgroup`, the README's command) the tests sharing the session's local Ray stay on one
+# worker, so only one local Ray is started, and the tests that start a Ray of their own run on another.
 _OWN_RAY = {"test_job_submit.py", "test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray
 _SLOW_FIXTURES = {"local_ray", "mlflow_server"}
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        uses_ray = "local_ray" in item.fixturenames or item.path.name in _OWN_RAY
-        if uses_ray:
+        shares_ray = "local_ray" in item.fixturenames
+        owns_ray = item.path.name in _OWN_RAY or item.get_closest_marker("subprocess_cli") is not None
+        if shares_ray or item.path.name in _OWN_RAY:
             item.add_marker(pytest.mark.ray)
-        if uses_ray or _SLOW_FIXTURES & set(item.fixturenames) or item.get_closest_marker("subprocess_cli"):
+        if shares_ray or owns_ray or _SLOW_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
+        if shares_ray:
+            item.add_marker(pytest.mark.xdist_group("local_ray"))
+        elif owns_ray:
+            item.add_marker(pytest.mark.xdist_group("own_ray"))

@@ -105,9 +105,10 @@ def summarize_configs(
     tolerance: float = DEFAULT_TOLERANCE,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> SweepVerdicts:
-    """Groups trials by configuration (in first-seen order, the baseline first) and judges each one."""
+    """Groups trials by configuration and judges each one: the baseline, its frontier (longest budget first),
+    the control, then the methods in the order they were drawn."""
     groups: dict[str, list[TrialSummary]] = {}
-    for trial in sorted(trials, key=lambda t: t.variant != keys.BASELINE):
+    for trial in sorted(trials, key=_reading_order):
         groups.setdefault(trial.config_id or trial.trial_id, []).append(trial)
     baseline = [_run(t) for t in trials if t.variant == keys.BASELINE]
     frontier = [_run(t) for t in trials if t.variant == keys.FRONTIER]
@@ -135,6 +136,12 @@ def summarize_configs(
     methods = {c.config_id: c.verdict for c in configs if c.variant == keys.METHOD and c.verdict}
     floor = noise_floor(t.wall_s for t in trials if t.variant == keys.BASELINE and t.status == keys.TERMINATED)
     return SweepVerdicts(tuple(configs), control, floor, best_config(methods), tolerance, confidence)
+
+
+def _reading_order(trial: TrialSummary) -> tuple[int, float, int]:
+    rank = {keys.BASELINE: 0, keys.FRONTIER: 1, keys.CONTROL: 2}.get(trial.variant, 3)
+    number = (trial.config_id or "").rpartition("-")[2]
+    return rank, -(trial.budget or 0.0), int(number) if number.isdigit() else 0
 
 
 def _run(trial: TrialSummary) -> Run:
