@@ -106,7 +106,9 @@ class TargetSpy(Algorithm):
 def run_loss_events(algorithms, passes=None):
     torch.manual_seed(0)
     state, _, targets = make_state(algorithms, n=8)
-    engine = Engine(state, passes=passes)
+    engine = Engine(state)
+    if passes is not None:  # in place of the defaults (Engine(passes=...) would add to them)
+        engine.algorithm_passes[:] = passes
     engine.run_event(Event.BEFORE_FORWARD)
     state.outputs = state.model(state.batch)
     engine.run_event(Event.BEFORE_LOSS)

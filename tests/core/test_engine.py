@@ -74,6 +74,23 @@ def test_two_instances_of_one_algorithm_are_an_error():
         make_engine([SelectiveBackprop(), SelectiveBackprop(keep=0.3)])
 
 
+def namesake():
+    """A class named Doubler, distinct from the module's Doubler."""
+
+    class Doubler(Shy):
+        pass
+
+    return Doubler
+
+
+def test_two_classes_sharing_a_name_are_two_algorithms():
+    other = namesake()
+    _, state = make_engine([Doubler(), other()])
+    assert len(state.algorithms) == 2 and type(state.algorithms[1]).__name__ == "Doubler"
+    with pytest.raises(ValueError, match=r"several test_engine\.namesake\.<locals>\.Doubler:"):
+        make_engine([Doubler(), other(), other()])
+
+
 def test_errors_name_the_algorithm_and_event():
     engine, _ = make_engine([Broken()])
     with pytest.raises(KeyError) as info:

@@ -138,3 +138,20 @@ def test_user_pass_registered_at_an_index():
     engine.run_event(Event.BEFORE_LOSS)
     engine.run_event(Event.AFTER_LOSS)
     assert [name for _, name in state.ran] == ["B", "A", "A", "B"]
+
+
+def noop_pass(algorithms, event):
+    return list(algorithms)
+
+
+def test_passes_given_to_the_engine_are_added_after_the_defaults():
+    """Composer merges user passes with its defaults: one custom pass must not drop FILO, SB-first or the warning."""
+    state = State(tiny_model(), "1ep")
+    assert Engine(state, passes=[noop_pass]).algorithm_passes == [*default_passes(), noop_pass]
+    assert Engine(state, passes=[(noop_pass, 0)]).algorithm_passes == [noop_pass, *default_passes()]
+
+
+def test_register_pass_appends_at_index_minus_one_as_in_composer():
+    engine = Engine(State(tiny_model(), "1ep"))
+    engine.register_pass(noop_pass, index=-1)  # list.insert(-1, ...) would put it before the last default
+    assert engine.algorithm_passes[-1] is noop_pass and engine.algorithm_passes[:-1] == default_passes()
