@@ -113,7 +113,15 @@ def per_batch_overhead(device: torch.device, repeats: int = 7, batches: int = 25
         model, optimizer, loader = parts()
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
         Trainer(
-            model, loader, "1ep", optimizers=optimizer, schedulers=schedule, device=device, progress_bar=False, seed=0
+            model,
+            loader,
+            "1ep",
+            optimizers=optimizer,
+            schedulers=schedule,
+            step_schedulers_every_batch=True,  # as the hand loop does
+            device=device,
+            progress_bar=False,
+            seed=0,
         ).fit()
         synchronize(device)
 
@@ -147,6 +155,7 @@ def make_run(args, train, test, algorithms, epochs: int, seed: int, trainer: boo
             f"{epochs}ep",
             optimizers=optimizer,
             schedulers=scheduler,
+            step_schedulers_every_batch=True,  # OneCycleLR counts batches (total_steps)
             algorithms=algorithms(),
             eval_dataloader=test,
             eval_interval="0ep",

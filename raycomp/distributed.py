@@ -21,12 +21,26 @@ def rank_and_world_size() -> tuple[int, int]:
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
-    """``"auto"``: this rank's GPU (``LOCAL_RANK``, as torchrun and Ray Train set it) if there is one, else the CPU."""
-    if device != "auto":
-        return torch.device(device)
-    if torch.cuda.is_available():
-        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", torch.cuda.current_device())))
-    return torch.device("cpu")
+    """The device to train on, from ``"auto"``, ``"cpu"``, ``"gpu"`` (Composer's name for CUDA) or a torch device.
+
+    ``"auto"`` and ``"gpu"`` take this rank's GPU (``LOCAL_RANK``, as torchrun and Ray Train set it); ``"auto"``
+    falls back to the CPU, and asking for a GPU without CUDA is a ``ValueError`` naming the argument.
+    """
+    if device in ("auto", "gpu"):
+        if torch.cuda.is_available():
+            return torch.device("cuda", int(os.environ.get("LOCAL_RANK", torch.cuda.current_device())))
+        if device == "gpu":
+            raise ValueError("device='gpu' but CUDA is not available here: use device='cpu' or 'auto'")
+        return torch.device("cpu")
+    try:
+        resolved = torch.device(device)
+    except RuntimeError:
+        raise ValueError(
+            f"device={device!r}: expected 'auto', 'cpu', 'gpu' or a torch device such as 'cuda:0'"
+        ) from None
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={str(device)!r} but CUDA is not available here: use device='cpu' or 'auto'")
+    return resolved
 
 
 def wrap_in_ddp(

@@ -7,7 +7,6 @@ can be built and tested on its own.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +14,13 @@ import torch
 
 from raycomp.config import ExperimentConfig
 from raycomp.core import Callback, LoggerDestination, Time, TimeUnit
+from raycomp.core.schedulers import (
+    ComposerScheduler,
+    CosineAnnealingWithWarmupScheduler,
+    LinearWithWarmupScheduler,
+    OneCycleScheduler,
+    StepScheduler,
+)
 from raycomp.data import build_dataloader, build_datasets
 from raycomp.models import build_model
 from raycomp.trainer import Trainer
@@ -29,34 +35,24 @@ def build_optimizer(config: ExperimentConfig, model: torch.nn.Module) -> torch.o
     )
 
 
-def total_steps(config: ExperimentConfig, steps_per_epoch: int) -> int:
-    duration = Time.from_input(config.max_duration)
-    return duration.value * steps_per_epoch if duration.unit is TimeUnit.EPOCH else duration.value
+def build_scheduler(config: ExperimentConfig) -> ComposerScheduler | None:
+    """The config's schedule over elapsed training (``raycomp.core.schedulers``), stepped by the Trainer per batch.
 
-
-def build_scheduler(
-    config: ExperimentConfig, optimizer: torch.optim.Optimizer, steps_per_epoch: int
-) -> torch.optim.lr_scheduler.LRScheduler | None:
-    """A per-step schedule over the whole run (the Trainer steps it after every optimizer step)."""
-    schedule, steps = config.schedule, total_steps(config, steps_per_epoch)
+    Defined over fractions of ``max_duration``, it stays right when a resumed run is given a longer one.
+    """
+    schedule = config.schedule
     if schedule.name == "constant":
         return None
     if schedule.name == "onecycle":
-        return torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=config.optimizer.lr, total_steps=steps)
+        return OneCycleScheduler()
     if schedule.name == "step":
-        # No step_size: a third of the run, so gamma applies at one and two thirds of training (and once more for
-        # the last steps % 3 batches), a classic two-drop schedule fitted to any run length; at least one batch.
-        step_size = Time.from_input(schedule.step_size) if schedule.step_size else Time(max(1, steps // 3), "ba")
-        size = step_size.value * (steps_per_epoch if step_size.unit is TimeUnit.EPOCH else 1)
-        return torch.optim.lr_scheduler.StepLR(optimizer, step_size=size, gamma=schedule.gamma)
-    warmup = int(schedule.warmup_fraction * steps)
-
-    def cosine(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
-
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, cosine)
+        # No step_size: a third of the run, so gamma applies at one and two thirds of training, a classic
+        # two-drop schedule fitted to any run length.
+        return StepScheduler(schedule.step_size or Time(1 / 3, TimeUnit.DURATION), gamma=schedule.gamma)
+    warmup = Time(schedule.warmup_fraction, TimeUnit.DURATION)
+    if schedule.name == "linear":
+        return LinearWithWarmupScheduler(warmup)
+    return CosineAnnealingWithWarmupScheduler(warmup)
 
 
 def data_seed(config: ExperimentConfig) -> int:
@@ -90,7 +86,7 @@ def build_trainer(
     torch.manual_seed(config.seed)  # the same initial weights on every rank and every retry
     model = build_model(config.model.name, num_classes=config.model.num_classes)
     optimizer = build_optimizer(config, model)
-    scheduler = build_scheduler(config, optimizer, len(train_loader))
+    scheduler = build_scheduler(config)
     return Trainer(
         model,
         train_loader,

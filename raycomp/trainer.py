@@ -26,6 +26,8 @@ from raycomp.core.event import Event
 from raycomp.core.logger import Logger, LoggerDestination
 from raycomp.core.passes import AlgorithmPass
 from raycomp.core.precision import Precision, autocast, make_grad_scaler
+from raycomp.core.scheduled_lr import compile_composer_scheduler
+from raycomp.core.schedulers import ComposerScheduler
 from raycomp.core.state import Evaluator, State
 from raycomp.core.time import Time, TimeUnit
 from raycomp.distributed import (
@@ -49,6 +51,12 @@ class Trainer:
     state is always evaluated and, with ``save_folder``, saved. Under an initialised
     ``torch.distributed`` process group the model is wrapped in DDP after INIT, so model surgery
     happens before DDP sees the parameters.
+
+    ``schedulers`` takes torch LR schedulers and ``raycomp.core.schedulers`` schedules (functions of the
+    State, compiled into a ``ScheduledLR`` per optimizer). As in Composer, all are stepped once per epoch
+    when a torch scheduler is among them and once per batch otherwise; ``step_schedulers_every_batch``
+    decides instead. ``passes`` are added after the Engine's default passes. ``device="gpu"`` is CUDA;
+    ``precision="amp"`` is the best AMP for the device (bf16, or fp16 where the GPU lacks bf16).
     """
 
     def __init__(
@@ -60,7 +68,7 @@ class Trainer:
         algorithms: Sequence[Algorithm] = (),
         callbacks: Sequence[Callback] = (),
         optimizers: torch.optim.Optimizer | Sequence[torch.optim.Optimizer] | None = None,
-        schedulers: Any = None,
+        schedulers: _Schedulers | Sequence[_Schedulers] | None = None,
         precision: str | Precision = "fp32",
         grad_accum: int = 1,
         device: str | torch.device = "auto",
@@ -73,11 +81,17 @@ class Trainer:
         load_recreate_required_algorithms: bool = False,
         progress_bar: bool | None = None,
         loggers: Sequence[LoggerDestination] = (),
-        passes: list[AlgorithmPass] | None = None,
+        passes: Sequence[AlgorithmPass | tuple[AlgorithmPass, int]] | None = None,
         steps_per_epoch: int | None = None,
+        step_schedulers_every_batch: bool | None = None,
     ) -> None:
-        if optimizers is None and schedulers is not None:
-            raise ValueError("schedulers were given without the optimizers they drive")
+        schedulers = _as_schedulers(schedulers)
+        torch_schedulers = [s for s in schedulers if isinstance(s, torch.optim.lr_scheduler.LRScheduler)]
+        if optimizers is None and torch_schedulers:
+            raise ValueError("torch schedulers were given without the optimizers they drive")
+        if step_schedulers_every_batch is None:  # Composer's rule: a torch scheduler counts in epochs
+            step_schedulers_every_batch = not torch_schedulers
+        self.step_schedulers_every_batch = step_schedulers_every_batch
         seed = int.from_bytes(os.urandom(4), "little") if seed is None else seed
         seed_all(seed)
         rank, world_size = rank_and_world_size()
@@ -94,8 +108,7 @@ class Trainer:
             grad_accum=grad_accum,
             precision=precision,
             optimizers=optimizers,
-            schedulers=schedulers,
-            scaler=make_grad_scaler(Precision.parse(precision), self.device),
+            scaler=make_grad_scaler(Precision.parse(precision, self.device), self.device),
             algorithms=algorithms,
             callbacks=callbacks,
             steps_per_epoch=steps_per_epoch,
@@ -111,18 +124,21 @@ class Trainer:
 
         self.engine.run_event(Event.INIT)  # model surgery happens here, before the device move and DDP
         checkpoint = load_checkpoint(load_path) if load_path is not None else None
-        self._resume_rng = self._restore(checkpoint, load_recreate_required_algorithms)
+        self._resume_rng = self._restore(checkpoint, load_recreate_required_algorithms, schedulers)
         # after INIT and any re-created surgery, so that DDP registers the final parameters
         find_unused = any(a.find_unused_parameters for a in self.state.algorithms)
         self.train_model = wrap_in_ddp(self.state.model, self.device, world_size, find_unused)
         self._last_eval_batch = -1
 
-    def _restore(self, checkpoint: dict[str, Any] | None, recreate_required: bool) -> dict[str, Any] | None:
+    def _restore(
+        self, checkpoint: dict[str, Any] | None, recreate_required: bool, schedulers: list[_Schedulers]
+    ) -> dict[str, Any] | None:
         """Move the model to the device and load ``checkpoint`` into the run, in the one order that works.
 
         1. Re-create the ``required_on_load`` algorithms the checkpoint needs and the run lacks (or refuse),
            replaying their INIT surgery before the device move, as INIT itself ran, so the weights fit.
-        2. Move the model to the device; only then build the default optimizer, over the final parameters.
+        2. Move the model to the device; only then build the default optimizer, over the final parameters,
+           and compile the schedules against the optimizers.
         3. Load each algorithm's own state before BEFORE_LOAD, so that there LayerFreezing can re-freeze
            before the optimizers load (step 5 loads it again, which must change nothing).
         4. BEFORE_LOAD: as in Composer, the model and optimizers are built, their saved state not loaded.
@@ -141,6 +157,7 @@ class Trainer:
             # (raycomp.recipe). lr 0.1 with momentum 0.9 is the usual SGD for the small CNNs and ResNets raycomp
             # trains, a default that learns rather than a tuned one.
             state.optimizers = [torch.optim.SGD(state.model.parameters(), lr=0.1, momentum=0.9)]
+        state.schedulers = _compile_schedulers(schedulers, state)
         if checkpoint is not None:
             state.load_algorithm_states(checkpoint["state"]["algorithms"])
         engine.run_event(Event.BEFORE_LOAD)
@@ -162,6 +179,8 @@ class Trainer:
                     if state.timestamp.batch_in_epoch == 0:
                         raise ValueError("train_dataloader yielded no batches")
                     state.timestamp = state.timestamp.to_next_epoch()
+                    if not self.step_schedulers_every_batch:
+                        self._step_schedulers()
                     engine.run_event(Event.EPOCH_END)
                     if self.eval_interval.unit is TimeUnit.EPOCH and _every(state.epoch, self.eval_interval):
                         self.evaluate()
@@ -247,25 +266,29 @@ class Trainer:
                 optimizer.step()
         if state.scaler is not None:
             state.scaler.update()
-        for scheduler in state.schedulers:
-            scheduler.step()
         if self.train_model is not state.model:
             share_buffers(state.model)
         samples, tokens = sum_counts(state.batch_num_samples, state.batch_num_tokens, self.device, state.world_size)
         state.timestamp = state.timestamp.to_next_batch(samples, tokens, time.perf_counter() - start)
+        if self.step_schedulers_every_batch:  # after the timestamp moves: a ScheduledLR reads it for the next batch
+            self._step_schedulers()
         if self.logger.destinations:
             lr = state.optimizers[0].param_groups[0]["lr"]
             self.logger.log_metrics({"train/loss": state.loss.item(), "trainer/lr": lr}, state.step)
         engine.run_event(Event.BATCH_END)
 
+    def _step_schedulers(self) -> None:
+        for scheduler in self.state.schedulers:
+            scheduler.step()
+
     def _train_microbatch(self, share: float) -> torch.Tensor:
         state, engine = self.state, self.engine
         engine.run_event(Event.BEFORE_FORWARD)
-        with autocast(state.precision, self.device):
+        with state.precision_context:
             state.outputs = self.train_model(state.batch)
         engine.run_event(Event.AFTER_FORWARD)
         engine.run_event(Event.BEFORE_LOSS)
-        with autocast(state.precision, self.device):
+        with state.precision_context:
             state.loss = state.model.loss(state.outputs, state.batch)
         engine.run_event(Event.AFTER_LOSS)
         engine.run_event(Event.BEFORE_BACKWARD)
@@ -326,6 +349,26 @@ class Trainer:
 
 
 # -- helpers --------------------------------------------------------------------------------------
+_Schedulers = torch.optim.lr_scheduler.LRScheduler | ComposerScheduler
+
+
+def _as_schedulers(schedulers: _Schedulers | Sequence[_Schedulers] | None) -> list[_Schedulers]:
+    if schedulers is None:
+        return []
+    return list(schedulers) if isinstance(schedulers, list | tuple) else [schedulers]
+
+
+def _compile_schedulers(schedulers: list[_Schedulers], state: State) -> list[torch.optim.lr_scheduler.LRScheduler]:
+    """Torch schedulers as given; each raycomp schedule as one ``ScheduledLR`` per optimizer."""
+    compiled = []
+    for scheduler in schedulers:
+        if isinstance(scheduler, torch.optim.lr_scheduler.LRScheduler):
+            compiled.append(scheduler)
+        else:
+            compiled += [compile_composer_scheduler(scheduler, state, optimizer) for optimizer in state.optimizers]
+    return compiled
+
+
 def _as_evaluators(eval_dataloader: Any) -> list[Evaluator]:
     if eval_dataloader is None:
         return []

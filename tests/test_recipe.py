@@ -1,10 +1,19 @@
+import math
+
 import pytest
 import torch
 
 from raycomp.algorithms import BlurPool, SelectiveBackprop
 from raycomp.checkpoint import CheckpointError
 from raycomp.config import ExperimentConfig
+from raycomp.core import State
+from raycomp.core.scheduled_lr import compile_composer_scheduler
 from raycomp.recipe import build_scheduler, build_trainer
+
+
+def anneal(start, end, progress):
+    return end + (start - end) * 0.5 * (1 + math.cos(math.pi * progress))
+
 
 SMALL = {"data": {"num_train": 128, "num_test": 64, "batch_size": 32}, "max_duration": "2ep"}
 
@@ -32,18 +41,31 @@ def test_same_config_same_initial_weights():
     [
         ({"name": "constant"}, [0.1] * 4),
         ({"name": "step", "step_size": "1ep", "gamma": 0.5}, [0.1, 0.1, 0.05, 0.05]),
-        ({"name": "step", "gamma": 0.5}, [0.1, 0.05, 0.025, 0.0125]),  # no step_size: a third of 4 steps, 1
+        ({"name": "step", "gamma": 0.5}, [0.1, 0.1, 0.05, 0.025]),  # no step_size: at 1/3 and 2/3 of the run
         ({"name": "cosine"}, [0.1, 0.1 * 0.5 * (1 + 0.7071067811865476), 0.05, 0.1 * 0.5 * (1 - 0.7071067811865476)]),
+        ({"name": "linear", "warmup_fraction": 0.5}, [0.0, 0.05, 0.1, 0.05]),
+        # torch's OneCycleLR shape: a cosine up from lr/25 to lr over 30 % of the run, then down towards lr/25e4
+        (
+            {"name": "onecycle"},
+            [0.1 * anneal(1 / 25, 1, p) for p in (0, 0.25 / 0.3)]
+            + [0.1 * anneal(1, 1 / 25e4, p) for p in (0.2 / 0.7, 0.45 / 0.7)],
+        ),
     ],
 )
-def test_schedules_step_per_batch(schedule, lrs):
-    config = ExperimentConfig.from_dict({**SMALL, "optimizer": {"lr": 0.1}, "schedule": schedule})
+def test_schedules_follow_elapsed_training(schedule, lrs):
+    """Each schedule as the Trainer steps it: after every batch, from the State's elapsed fraction (4 batches)."""
+    config = ExperimentConfig.from_dict(
+        {**SMALL, "max_duration": "4ba", "optimizer": {"lr": 0.1}, "schedule": schedule}
+    )
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
-    scheduler = build_scheduler(config, optimizer, steps_per_epoch=2)
+    state = State(torch.nn.Linear(1, 1), config.max_duration, optimizers=optimizer, steps_per_epoch=2)
+    built = build_scheduler(config)
+    scheduler = compile_composer_scheduler(built, state) if built is not None else None
     seen = []
     for _ in range(4):
         seen.append(optimizer.param_groups[0]["lr"])
         optimizer.step()
+        state.timestamp = state.timestamp.to_next_batch(1)
         if scheduler is not None:
             scheduler.step()
     assert seen == pytest.approx(lrs)

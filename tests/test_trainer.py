@@ -225,7 +225,7 @@ def test_after_train_batch_sees_unscaled_gradients_under_fp16():
     assert norms["amp_fp16"] == pytest.approx(norms["fp32"], rel=0.05)
 
 
-def test_schedulers_step_every_batch_and_metrics_are_logged():
+def test_schedulers_step_every_batch_on_request_and_metrics_are_logged():
     model = tiny_model()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
@@ -236,6 +236,7 @@ def test_schedulers_step_every_batch_and_metrics_are_logged():
         "4ba",
         optimizers=optimizer,
         schedulers=scheduler,
+        step_schedulers_every_batch=True,
         loggers=[logger],
         eval_dataloader=tiny_loader(n=16),
         seed=0,

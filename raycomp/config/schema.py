@@ -57,7 +57,7 @@ class ExperimentConfig(Section):
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     max_duration: TrainTime = Time(10, TimeUnit.EPOCH)
     eval: EvalConfig = Field(default_factory=EvalConfig)
-    precision: Literal["fp32", "amp_bf16", "amp_fp16"] = "fp32"
+    precision: Literal["fp32", "amp", "amp_bf16", "amp_fp16"] = "fp32"
     grad_accum: int = Field(1, ge=1)
     algorithms: dict[str, dict[str, Any]] = Field(default_factory=dict)
     scaling: ScalingConfig = Field(default_factory=ScalingConfig)

@@ -113,10 +113,11 @@ class OptimizerConfig(Section):
 
 
 class ScheduleConfig(Section):
-    """The learning-rate schedule, stepped per batch. ``warmup_fraction`` is for cosine; ``step_size``,
-    ``gamma`` for step (``step_size`` null lets the trial choose)."""
+    """The learning-rate schedule over elapsed training (``raycomp.core.schedulers``), stepped per batch.
+    ``warmup_fraction`` is for cosine and linear; ``step_size``, ``gamma`` for step (``step_size`` null: a
+    third of the run)."""
 
-    name: Literal["constant", "cosine", "onecycle", "step"] = "onecycle"
+    name: Literal["constant", "cosine", "linear", "onecycle", "step"] = "onecycle"
     warmup_fraction: ProperFraction = 0.0
     step_size: TrainTime | None = None
     gamma: Fraction = 0.1

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -12,7 +13,7 @@ from torch import nn
 
 from raycomp.core.algorithm import Algorithm, class_path
 from raycomp.core.callback import Callback
-from raycomp.core.precision import Precision
+from raycomp.core.precision import Precision, autocast
 from raycomp.core.time import Time, Timestamp, TimeUnit
 from raycomp.core.trace import TraceSummary
 
@@ -30,6 +31,9 @@ class State:
 
     Unlike Composer, ``model`` is never wrapped in DistributedDataParallel: the Trainer keeps the
     wrapper to itself, so algorithms always see (and operate surgery on) the user's model.
+
+    ``batch`` is the current microbatch from BEFORE_FORWARD to AFTER_BACKWARD, else the whole batch (Composer:
+    a microbatch from BATCH_START, before any split). ``precision="amp"`` is resolved for ``device``.
     """
 
     # What a checkpoint's "state" holds: state_dict() writes these names in this order, load_state_dict() reads them.
@@ -51,6 +55,7 @@ class State:
         evaluators: Sequence[Evaluator] = (),
         grad_accum: int = 1,
         precision: str | Precision = Precision.FP32,
+        precision_context: Callable[[Precision], contextlib.AbstractContextManager] | None = None,
         optimizers: torch.optim.Optimizer | Sequence[torch.optim.Optimizer] | None = None,
         schedulers: Any | Sequence[Any] | None = None,
         scaler: torch.amp.GradScaler | None = None,
@@ -69,14 +74,15 @@ class State:
         if grad_accum < 1:
             raise ValueError(f"grad_accum must be >= 1, got {grad_accum}")
         self.grad_accum = grad_accum
-        self.precision = Precision.parse(precision)
+        self.device = torch.device(device)
+        self.precision = Precision.parse(precision, self.device)
+        self._precision_context = precision_context
         self.optimizers = _as_list(optimizers)
         self.schedulers = _as_list(schedulers)
         self.scaler = scaler
         self.algorithms = list(algorithms)
         self.callbacks = list(callbacks)
         self._steps_per_epoch = steps_per_epoch
-        self.device = torch.device(device)
         self.rank = rank
         self.world_size = world_size
         self.seed = seed
@@ -113,11 +119,17 @@ class State:
         (SelectiveBackprop's ``start``/``end``, ProgressiveResizing, LayerFreezing, EMA) move inside epochs
         instead of snapping to epoch boundaries. Batches, samples and tokens already move per batch.
         """
-        if not self.max_duration.value:
+        total = self.max_duration
+        if not total.value:
             return Time(1.0, TimeUnit.DURATION)
-        elapsed = self.timestamp.get(self.max_duration.unit) / self.max_duration
-        if self.max_duration.unit is TimeUnit.EPOCH and self.timestamp.batch_in_epoch:
-            elapsed += min(self.timestamp.batch_in_epoch / self.steps_per_epoch, 1.0) / self.max_duration.value
+        if total.unit is TimeUnit.EPOCH and self.timestamp.batch_in_epoch:
+            # One division of whole batch counts: at an epoch's last batch it is the same float as the next
+            # epoch's start, epochs / max epochs, so a schedule resumed there continues bit for bit.
+            per_epoch = self.steps_per_epoch
+            done = self.timestamp.epoch * per_epoch + min(self.timestamp.batch_in_epoch, per_epoch)
+            elapsed = done / (total.value * per_epoch)
+        else:
+            elapsed = self.timestamp.get(total.unit) / total
         return Time(min(elapsed, 1.0), TimeUnit.DURATION)
 
     @property
@@ -150,6 +162,13 @@ class State:
     @property
     def batch_idx(self) -> int:
         return self.timestamp.batch_in_epoch
+
+    @property
+    def precision_context(self) -> contextlib.AbstractContextManager:
+        """A fresh context that runs a forward pass in ``precision`` (autocast, unless built with a factory)."""
+        if self._precision_context is not None:
+            return self._precision_context(self.precision)
+        return autocast(self.precision, self.device)
 
     def request_stop(self) -> None:
         """Ask the Trainer to stop after this batch; under DDP every rank stops together."""
@@ -186,13 +205,18 @@ class State:
                 algorithm.load_state_dict(saved[class_path(type(algorithm))])
 
     def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:
-        """Restore what ``state_dict`` saved; algorithms and callbacks are matched by class."""
+        """Restore what ``state_dict`` saved; algorithms and callbacks are matched by class.
+
+        ``strict=True`` (Composer's State page: False): a model whose keys differ from the checkpoint's is an
+        error, not a silent partial load; it is also the default of Composer's ``load_strict_model_weights``.
+        The timestamp comes first, so that schedulers that read it (``ScheduledLR``) load against it.
+        """
+        self.timestamp = Timestamp.from_state_dict(state["timestamp"])
         self.load_model_state(state["model"], strict=strict)
         _load_each(self.optimizers, state["optimizers"], "optimizers")
         _load_each(self.schedulers, state["schedulers"], "schedulers")
         if self.scaler is not None and state["scaler"] is not None:
             self.scaler.load_state_dict(state["scaler"])
-        self.timestamp = Timestamp.from_state_dict(state["timestamp"])
         self.load_algorithm_states(state["algorithms"])
         for callback in self.callbacks:
             if type(callback).__name__ in state["callbacks"]:

@@ -13,9 +13,10 @@ def make_state(**kwargs):
 def test_has_what_the_state_page_lists():
     state = make_state()
     for name in (
-        "model max_duration train_dataloader evaluators grad_accum precision optimizers schedulers scaler algorithms "
-        "callbacks batch batch_num_samples batch_num_tokens loss outputs timestamp serialized_attributes batch_idx "
-        "epoch step steps_per_epoch max_epochs get_elapsed_duration state_dict load_state_dict load_model_state"
+        "model max_duration train_dataloader evaluators grad_accum precision precision_context optimizers "
+        "schedulers scaler algorithms callbacks batch batch_num_samples batch_num_tokens loss outputs timestamp "
+        "serialized_attributes batch_idx epoch step steps_per_epoch max_epochs get_elapsed_duration state_dict "
+        "load_state_dict load_model_state"
     ).split():
         assert hasattr(state, name), name
     assert state.precision is Precision.FP32 and state.optimizers == [] and state.max_duration == Time(4, "ep")
@@ -119,3 +120,36 @@ def test_state_dict_holds_exactly_the_serialized_attributes_in_order():
     assert saved["optimizers"][0]["param_groups"][0]["lr"] == 0.3 and set(saved["model"]) == set(
         state.model.state_dict()
     )
+
+
+def test_amp_is_the_best_mixed_precision_for_the_device():
+    assert make_state(precision="amp").precision is Precision.AMP_BF16  # the CPU computes in bf16
+    assert make_state(precision="amp_fp16").precision is Precision.AMP_FP16
+    with pytest.raises(ValueError, match="Unknown precision 'fp8': expected one of 'fp32', 'amp', 'amp_bf16'"):
+        make_state(precision="fp8")
+
+
+def test_precision_context_runs_a_forward_pass_in_the_precision():
+    layer = torch.nn.Linear(4, 4)
+    with make_state(precision="amp").precision_context:
+        assert layer(torch.ones(1, 4)).dtype is torch.bfloat16
+    with make_state().precision_context:
+        assert layer(torch.ones(1, 4)).dtype is torch.float32
+    asked = []
+
+    def factory(precision):  # Composer's State takes one: Precision -> context manager
+        asked.append(precision)
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+
+    with make_state(precision_context=factory).precision_context:
+        assert layer(torch.ones(1, 4)).dtype is torch.bfloat16
+    assert asked == [Precision.FP32]
+
+
+def test_load_state_dict_is_strict_by_default():
+    """Composer's State page says strict=False; raycomp refuses a checkpoint whose model keys differ."""
+    saved = make_state().state_dict()
+    saved["model"] = {key: value for key, value in saved["model"].items() if not key.endswith("bias")}
+    with pytest.raises(RuntimeError, match="Missing key"):
+        make_state().load_state_dict(saved)
+    make_state().load_state_dict(saved, strict=False)
