@@ -27,10 +27,11 @@ def local_ray():
     ray.shutdown()
 
 
-# Tests that start Ray or a server, or run a CLI in its own process: the slow lane. `pytest -m "not slow"` is
-# the daily loop (no Ray, no server); `pytest -m ray` runs only what needs Ray. Under pytest-xdist
-# (`-n 2 --dist loadgroup`, the README's command) the tests sharing the session's local Ray stay on one
-# worker, so only one local Ray is started, and the tests that start a Ray of their own run on another.
+# Tests that start Ray or a server, or processes of their own (DDP ranks, a CLI, an import check): the slow
+# lane. `pytest -m "not slow"` is the daily loop (no Ray, no server, no extra process); `pytest -m ray` runs
+# only what needs Ray. Under pytest-xdist (`-n 2 --dist loadgroup`, the README's command) the tests sharing
+# the session's local Ray stay on one worker, so only one local Ray is started, and the tests that start a
+# Ray of their own run on another.
 _OWN_RAY = {"test_job_submit.py", "test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray
 _SLOW_FIXTURES = {"local_ray", "mlflow_server"}
 
@@ -39,9 +40,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         shares_ray = "local_ray" in item.fixturenames
         owns_ray = item.path.name in _OWN_RAY or item.get_closest_marker("subprocess_cli") is not None
+        spawns = item.get_closest_marker("spawns") is not None
         if shares_ray or item.path.name in _OWN_RAY:
             item.add_marker(pytest.mark.ray)
-        if shares_ray or owns_ray or _SLOW_FIXTURES & set(item.fixturenames):
+        if shares_ray or owns_ray or spawns or _SLOW_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
         if shares_ray:
             item.add_marker(pytest.mark.xdist_group("local_ray"))

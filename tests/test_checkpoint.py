@@ -243,6 +243,7 @@ save_checkpoint(state, sys.argv[1])
 """
 
 
+@pytest.mark.spawns
 def test_a_process_killed_while_saving_leaves_the_previous_checkpoint_loadable(tmp_path):
     folder = tmp_path / "ckpt"
     writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(folder)], stdout=subprocess.PIPE, text=True)

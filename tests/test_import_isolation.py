@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 CHECK = """
 import atexit, signal, sys
 sys.modules["ray"] = None      # importing either now raises ImportError
@@ -24,6 +26,7 @@ print("ok")
 """
 
 
+@pytest.mark.spawns
 def test_core_imports_without_ray_or_mlflow_and_does_nothing_at_import():
     result = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -55,6 +58,7 @@ print("ok")
 """
 
 
+@pytest.mark.spawns
 def test_the_core_orders_algorithms_without_importing_any():
     result = subprocess.run([sys.executable, "-c", NO_ALGORITHMS], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

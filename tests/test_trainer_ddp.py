@@ -2,6 +2,7 @@
 
 import datetime
 
+import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -61,6 +62,7 @@ def spawn(tmp_path, stop=False):
     return [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]
 
 
+@pytest.mark.spawns
 def test_two_ranks_match_one_process_with_the_global_batch(tmp_path):
     ranks = spawn(tmp_path)
     assert [r["ddp"] for r in ranks] == ["DistributedDataParallel"] * 2
@@ -77,6 +79,7 @@ def test_two_ranks_match_one_process_with_the_global_batch(tmp_path):
     assert ranks[0]["eval"] == ranks[1]["eval"]  # eval metrics reduced over ranks
 
 
+@pytest.mark.spawns
 def test_a_stop_requested_on_one_rank_stops_every_rank(tmp_path):
     ranks = spawn(tmp_path, stop=True)
     assert [r["step"] for r in ranks] == [2, 2]

@@ -203,6 +203,7 @@ def run_rank(rank, world_size, init_file, out_dir):
         dist.destroy_process_group()
 
 
+@pytest.mark.spawns
 def test_ddp_is_told_to_find_unused_parameters(tmp_path):
     mp.spawn(run_rank, args=(2, str(tmp_path / "init"), str(tmp_path)), nprocs=2, join=True)
     ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]

@@ -78,6 +78,7 @@ def run_rank(rank, world_size, init_file, out_dir):
         dist.destroy_process_group()
 
 
+@pytest.mark.spawns
 def test_under_ddp_every_rank_ends_with_rank_0s_recomputed_statistics(tmp_path):
     """Each rank keeps its own shard's batches; after the final evaluation's recomputation (no step follows
     to share the buffers) the ranks still hold the same statistics: rank 0's, which its checkpoint keeps."""

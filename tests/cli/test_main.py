@@ -16,6 +16,7 @@ def test_usage_and_unknown_commands(capsys):
     assert main(["sweep"]) == 2 and "unknown command 'sweep'" in capsys.readouterr().err
 
 
+@pytest.mark.spawns
 def test_a_bad_experiment_exits_2_through_the_console_script(tmp_path):
     script = shutil.which("raycomp")
     if script is None:

@@ -34,6 +34,7 @@ def write(path: Path, data: dict) -> Path:
     return path
 
 
+@pytest.mark.spawns
 @pytest.mark.parametrize("cli", ["raycomp.train", "raycomp.tune"])
 def test_bad_config_exits_2_naming_file_line_key_and_nothing_starts(tmp_path, cli):
     path = tmp_path / "bad.yaml"

@@ -154,6 +154,7 @@ def test_config_error_pickles_with_its_problems():
     assert str(error) == "a: x: bad\na: y: worse"
 
 
+@pytest.mark.spawns
 def test_config_imports_without_ray_or_mlflow():
     check = (
         "import sys; sys.modules['ray'] = None; sys.modules['mlflow'] = None\n"

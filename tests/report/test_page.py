@@ -181,6 +181,7 @@ def test_traces_are_drawn_and_tabled_per_algorithm_and_event(hand_made_sweep, tm
     assert "after_dataloader" in table and "<td class='num'>120</td>" in table and "7.500 s" in table  # 15 trials
 
 
+@pytest.mark.spawns
 def test_missing_sweep_exits_2_with_one_line(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)

@@ -33,9 +33,13 @@ def tiny_experiment(storage: Path, name: str = "tiny", **changes) -> dict:
     return experiment
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sweep(tmp_path_factory, local_ray) -> Path:
-    """The sweep's folder, after ``python -m raycomp.tune`` ran it (tracking to SQLite beside it)."""
+    """The sweep's folder, after ``python -m raycomp.tune`` ran it (tracking to SQLite beside it).
+
+    Session-scoped, not module-scoped: under pytest-xdist the Ray tests of several modules interleave on
+    one worker, and a module fixture would be torn down and the sweep run again each time.
+    """
     from raycomp.cli.tune import main
 
     storage = tmp_path_factory.mktemp("report-sweep")
