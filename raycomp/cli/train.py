@@ -24,6 +24,7 @@ from raycomp.config import ExperimentConfig
 from raycomp.errors import CheckpointError, RaycompError
 from raycomp.keys import TRACKING_FAILURES
 from raycomp.launch.spec import ResumeSource, TrialSpec
+from raycomp.tracking.ref import redacted_uri
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -68,7 +69,7 @@ def _train(config: ExperimentConfig, args: argparse.Namespace, resume: tuple[Res
     print(json.dumps(shown, indent=2, sort_keys=True))
     print(f"checkpoints: {config.layout.run_dir}")
     if run is not None:
-        print(f"MLflow run {run.ref.run_id} at {run.ref.tracking_uri}")
+        print(f"MLflow run {run.ref.run_id} at {redacted_uri(run.ref.tracking_uri)}")
         if metrics.get(TRACKING_FAILURES):
             print(f"warning: {metrics[TRACKING_FAILURES]:.0f} MLflow sends failed; see the messages above")
     return 0

@@ -23,7 +23,7 @@ from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_expe
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.errors import EXIT_INTERRUPTED, NotFound, one_line
 from raycomp.report.configs import CONFIG_COLUMNS
-from raycomp.tracking.ref import RunRef
+from raycomp.tracking.ref import RunRef, redacted_uri
 
 if TYPE_CHECKING:
     from raycomp.report.configs import SweepVerdicts
@@ -58,7 +58,7 @@ def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
         if run is not None and code == EXIT_INTERRUPTED:  # --resume reopens the run
             run.status = "KILLED"
     if run is not None:
-        print(f"MLflow: parent run {run.ref.run_id} at {run.ref.tracking_uri}")
+        print(f"MLflow: parent run {run.ref.run_id} at {redacted_uri(run.ref.tracking_uri)}")
     return code
 
 

@@ -18,6 +18,7 @@ from raycomp.layout import MLFLOW_DB, default_tracking_uri_near, sqlite_path
 from raycomp.report.sweep import Sweep, read_sweep
 from raycomp.report.text import shown_path, shown_uri
 from raycomp.report.write import REPORT_FOLDER, log_report, write_report
+from raycomp.tracking.ref import redacted_uri
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -73,19 +74,21 @@ def resolve(reference: str, tracking_uri: str | None, use_mlflow: bool = True) -
         )
     store = sqlite_path(uri)
     if store is not None and not store.is_file():  # MLflow would create an empty store
-        raise NotFound(f"no sweep '{reference}': not a folder, and no MLflow store at {uri}")
+        raise NotFound(f"no sweep '{reference}': not a folder, and no MLflow store at {redacted_uri(uri)}")
     try:
         client = read.client_for(uri)
         parent = read.find_sweep_run(client, reference)
         if parent is None:
-            raise NotFound(f"no sweep '{reference}': not a folder, nor an MLflow run id or experiment name in {uri}")
+            raise NotFound(
+                f"no sweep '{reference}': not a folder, nor an MLflow run id or experiment name in {redacted_uri(uri)}"
+            )
         run = read.read_sweep_run(client, uri, parent)
         trials = read.trial_runs(client, run.ref)
     except RaycompError:
         raise
     except Exception as error:
         reason = one_line(error, with_type=False)
-        raise TrackingUnavailable(f"MLflow tracking store {uri} did not answer: {reason}") from error
+        raise TrackingUnavailable(f"MLflow tracking store {redacted_uri(uri)} did not answer: {reason}") from error
     source = f"MLflow run {run.ref.run_id} at {shown_uri(uri)}"
     if run.rebuilt:
         source += " (rebuilt from its trial runs: no results.json)"

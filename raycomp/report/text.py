@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from raycomp.layout import sqlite_path
+from raycomp.tracking.ref import redacted_uri
 
 ELSEWHERE = "…"  # stands for the folders above a path outside the working directory
 
@@ -52,7 +53,8 @@ def shown_path(path: str | Path) -> str:
 
 
 def shown_uri(uri: str) -> str:
-    """A tracking URI as the page shows it: a SQLite or file store's path as ``shown_path`` shows it."""
+    """A tracking URI as the page shows it: a SQLite or file store's path as ``shown_path`` shows it, a
+    server's without its credentials."""
     database = sqlite_path(uri)
     if database is not None:
         return f"sqlite:///{shown_path(database)}"
@@ -60,7 +62,7 @@ def shown_uri(uri: str) -> str:
         return f"file://{shown_path(uri.removeprefix('file://'))}"
     if uri.startswith("/"):
         return shown_path(uri)
-    return uri
+    return redacted_uri(uri)
 
 
 def escape(text: Any) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from raycomp import keys
 from raycomp.errors import NotFound, one_line
+from raycomp.tracking.ref import redacted_uri
 from raycomp.tracking.store import make_client
 
 RUN_ID = re.compile(r"^[0-9a-f]{32}$")  # what an MLflow run id looks like
@@ -37,7 +38,7 @@ def download_checkpoint(tracking_uri: str, reference: str, folder: str | Path) -
     try:
         run = client.get_run(run_id)
     except Exception as error:
-        raise NotFound(f"no MLflow run {run_id} at {tracking_uri} ({one_line(error)})") from error
+        raise NotFound(f"no MLflow run {run_id} at {redacted_uri(tracking_uri)} ({one_line(error)})") from error
     if path in (None, "latest", "best"):
         tag = keys.BEST_TAG if path == "best" else keys.LATEST_TAG
         path = run.data.tags.get(tag)

@@ -21,7 +21,7 @@ from mlflow.entities import Metric, RunTag
 from mlflow.utils.validation import MAX_METRICS_PER_BATCH
 
 from raycomp.errors import one_line
-from raycomp.tracking.ref import RunRef
+from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.store import make_client
 
 MAX_BUFFERED = 1_000_000  # points kept for a server that is down; the oldest beyond this are dropped
@@ -107,7 +107,7 @@ class BatchedClient:
             if what not in self._failing:
                 self._failing.add(what)
                 print(
-                    f"raycomp: MLflow {what} for run {self.ref.run_id} at {self.ref.tracking_uri} failed "
+                    f"raycomp: MLflow {what} for run {self.ref.run_id} at {redacted_uri(self.ref.tracking_uri)} failed "
                     f"({one_line(error)}); training continues, retrying at the next report",
                     file=sys.stderr,
                     flush=True,

@@ -13,6 +13,9 @@ from mlflow.utils.validation import MAX_ENTITY_KEY_LENGTH, MAX_PARAM_VAL_LENGTH,
 
 from raycomp.algorithms.registry import algorithm_class
 from raycomp.config import ExperimentConfig
+from raycomp.tracking.ref import redacted_uri
+
+URI_KEY = "tracking.tracking_uri"
 
 _VERSIONED = ("raycomp", "ray", "torch", "mlflow")
 
@@ -32,7 +35,10 @@ def environment_tags(experiment_file: str | None) -> dict[str, str]:
 def log_config(client: MlflowClient, run_id: str, config: ExperimentConfig) -> None:
     """The flattened config as params (``algorithms.selective_backprop.keep``, ...) and each algorithm's
     ``required_on_load`` flag as a tag, within MLflow's length and batch limits."""
-    params = [Param(_key(key), _value(value)) for key, value in sorted(config.flatten().items())]
+    flat = config.flatten()
+    if flat.get(URI_KEY):
+        flat[URI_KEY] = redacted_uri(flat[URI_KEY])
+    params = [Param(_key(key), _value(value)) for key, value in sorted(flat.items())]
     tags = [RunTag("raycomp.algorithms", ",".join(config.algorithms) or "none")]
     for name in config.algorithms:
         required = bool(algorithm_class(name).required_on_load())
@@ -40,6 +46,14 @@ def log_config(client: MlflowClient, run_id: str, config: ExperimentConfig) -> N
     for start in range(0, len(params), MAX_PARAMS_TAGS_PER_BATCH):
         client.log_batch(run_id, params=params[start : start + MAX_PARAMS_TAGS_PER_BATCH])
     client.log_batch(run_id, tags=tags)
+
+
+def public_config(config: ExperimentConfig) -> dict[str, Any]:
+    """The config as the run's ``config.yaml`` shows it: the tracking URI without its credentials."""
+    data = config.to_dict()
+    if data["tracking"].get("tracking_uri"):
+        data["tracking"]["tracking_uri"] = redacted_uri(data["tracking"]["tracking_uri"])
+    return data
 
 
 def _key(key: str) -> str:

@@ -26,6 +26,7 @@ from raycomp.report.summary import TraceRow, TrialRecord, best, summarize
 from raycomp.report.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
 from raycomp.tracking.artifacts import RUN_ID
 from raycomp.tracking.ref import RunRef
+from raycomp.tracking.search import tag_filter
 from raycomp.tracking.store import make_client
 
 _TRACE = re.compile(r"^trace/([^/]+)/([^/]+)/(total_s|count)$")
@@ -51,7 +52,7 @@ def sweep_run_of_folder(client: Any, folder: Path) -> Any:
     """The latest parent run of the sweep written to ``folder`` (its ``raycomp.run_key`` tag), or None."""
     key = RunLayout.of(str(folder.parent), folder.name).run_key(keys.SWEEP_KIND)
     experiments = [e.experiment_id for e in client.search_experiments()]
-    return _latest(client, experiments, f"tags.`{keys.RUN_KEY_TAG}` = '{key}'") if experiments else None
+    return _latest(client, experiments, tag_filter({keys.RUN_KEY_TAG: key})) if experiments else None
 
 
 def find_sweep_run(client: Any, reference: str) -> Any:
@@ -67,7 +68,7 @@ def find_sweep_run(client: Any, reference: str) -> Any:
     experiment = client.get_experiment_by_name(reference)
     if experiment is None:
         return None
-    return _latest(client, [experiment.experiment_id], f"tags.`{keys.KIND_TAG}` = '{keys.SWEEP_KIND}'")
+    return _latest(client, [experiment.experiment_id], tag_filter({keys.KIND_TAG: keys.SWEEP_KIND}))
 
 
 def run_ref(uri: str, run: Any) -> RunRef:
@@ -116,7 +117,7 @@ def _child_runs(client: Any, experiment_id: str, parent_id: str) -> dict[str, An
     while True:
         page = client.search_runs(
             [experiment_id],
-            f"tags.`{keys.PARENT_TAG}` = '{parent_id}'",
+            tag_filter({keys.PARENT_TAG: parent_id}),
             max_results=1000,
             order_by=["attributes.start_time ASC"],
             page_token=token,

@@ -24,8 +24,9 @@ from raycomp import keys
 from raycomp.config import ExperimentConfig
 from raycomp.errors import one_line
 from raycomp.tracking.client import BatchedClient
-from raycomp.tracking.params import environment_tags, log_config
-from raycomp.tracking.ref import RunRef
+from raycomp.tracking.params import environment_tags, log_config, public_config
+from raycomp.tracking.ref import RunRef, redacted_uri
+from raycomp.tracking.search import tag_filter
 from raycomp.tracking.store import make_client, open_experiment, tracking_uri
 
 SWEEP, TRAIN, TRIAL = keys.SWEEP_KIND, keys.TRAIN_KIND, keys.TRIAL_KIND
@@ -92,8 +93,9 @@ def trial_run(
             ref = _open_trial(parent, trial_id, arm, config)
         except Exception as error:  # the store's failure must not cost the trial
             print(
-                f"raycomp: MLflow run of trial {trial_id} under {parent.run_id} at {parent.tracking_uri} could not "
-                f"be opened ({one_line(error)}); the trial trains untracked",
+                f"raycomp: MLflow run of trial {trial_id} under {parent.run_id} at "
+                f"{redacted_uri(parent.tracking_uri)} could not be opened ({one_line(error)}); "
+                "the trial trains untracked",
                 file=sys.stderr,
                 flush=True,
             )
@@ -156,9 +158,7 @@ def log_verdicts(
 
 def _children(client: MlflowClient, parent: RunRef) -> dict[str, str]:
     """The parent's trial runs, trial id -> run id."""
-    runs = client.search_runs(
-        [parent.experiment_id], f"tags.`{keys.PARENT_TAG}` = '{parent.run_id}'", max_results=10_000
-    )
+    runs = client.search_runs([parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}), max_results=10_000)
     return {run.data.tags.get(keys.TRIAL_TAG, ""): run.info.run_id for run in runs}
 
 
@@ -177,7 +177,7 @@ def _open_top_level(config: ExperimentConfig, kind: str, experiment_file: str | 
             return RunRef(uri, experiment_id, previous.info.run_id)
     tags = {**environment_tags(experiment_file), keys.RUN_KEY_TAG: key, keys.KIND_TAG: kind}
     run_id = client.create_run(experiment_id, tags=tags, run_name=config.name).info.run_id
-    client.log_text(run_id, yaml.safe_dump(config.to_dict(), sort_keys=False), CONFIG_FILE)
+    client.log_text(run_id, yaml.safe_dump(public_config(config), sort_keys=False), CONFIG_FILE)
     if kind == TRAIN:
         log_config(client, run_id, config)
     return RunRef(uri, experiment_id, run_id)
@@ -224,6 +224,5 @@ def _end(ref: RunRef, status: str) -> bool:
 
 
 def _find(client: MlflowClient, experiment_id: str, tags: Mapping[str, str]) -> Any:
-    query = " and ".join(f"tags.`{key}` = '{value}'" for key, value in tags.items())
-    runs = client.search_runs([experiment_id], query, max_results=1, order_by=["attributes.start_time DESC"])
+    runs = client.search_runs([experiment_id], tag_filter(tags), max_results=1, order_by=["attributes.start_time DESC"])
     return runs[0] if runs else None

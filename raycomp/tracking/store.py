@@ -17,6 +17,7 @@ from mlflow import MlflowClient
 from raycomp.config import ExperimentConfig
 from raycomp.errors import TrackingUnavailable, one_line
 from raycomp.layout import is_uri, sqlite_path
+from raycomp.tracking.ref import redacted_uri
 
 # A server that is down must not stall training: MLflow's defaults retry for minutes. A failed send
 # is kept and sent again at the next report (client.py), so a few quick tries are enough.
@@ -46,6 +47,8 @@ def make_client(uri: str) -> MlflowClient:
     """A client for ``uri`` with the short HTTP retry caps; a SQLite store's folder is created."""
     for key, value in HTTP_ENV.items():
         os.environ.setdefault(key, value)
+    if redacted_uri(uri) != uri:  # MLflow prints "View run ... at <uri>" with the credentials in it
+        os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
     database = sqlite_path(uri)
     if database is not None:
         database.parent.mkdir(parents=True, exist_ok=True)
@@ -69,7 +72,7 @@ def open_experiment(config: ExperimentConfig) -> tuple[MlflowClient, str]:
             return client, client.create_experiment(name, artifact_location=_artifact_location(config, uri))
     except Exception as error:
         cause = one_line(error, with_type=False)
-        raise TrackingUnavailable(f"MLflow tracking store {uri} is not reachable: {cause}") from error
+        raise TrackingUnavailable(f"MLflow tracking store {redacted_uri(uri)} is not reachable: {cause}") from error
 
 
 def _artifact_location(config: ExperimentConfig, uri: str) -> str | None:
