@@ -18,7 +18,9 @@ TRACES = "traces"  # the Engine's trace rows, on every report (the final one is 
 VARIANT = "variant"
 TRACKING_FAILURES = "tracking/failures"
 TRACKING_SECONDS = "time/tracking_s"  # rank 0's time in MLflow calls and buffering
-DEFAULT_METRIC, DEFAULT_MODE = "eval/accuracy", "max"
+EVAL_LABEL = "eval"  # the recipe's evaluator: eval/loss, eval/accuracy, eval/<each name under eval.metrics>
+LOSS, ACCURACY = "loss", "accuracy"  # what every evaluator computes, as <label>/loss and <label>/accuracy
+DEFAULT_METRIC, DEFAULT_MODE = f"{EVAL_LABEL}/{ACCURACY}", "max"
 
 # -- arms of a sweep: the baseline, its shorter-budget runs (its frontier), an A/A twin, the method --
 BASELINE, FRONTIER, CONTROL, METHOD = "baseline", "frontier", "control", "method"

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import torch
 
+from raycomp import keys
 from raycomp.config import ExperimentConfig
-from raycomp.core import Callback, LoggerDestination, Time, TimeUnit
+from raycomp.core import Callback, Evaluator, LoggerDestination, Time, TimeUnit
 from raycomp.core.schedulers import (
     ComposerScheduler,
     CosineAnnealingWithWarmupScheduler,
@@ -91,7 +92,7 @@ def build_trainer(
         model,
         train_loader,
         config.max_duration,
-        eval_dataloader=eval_loader,
+        eval_dataloader=Evaluator(keys.EVAL_LABEL, eval_loader, metrics=config.build_eval_metrics()),
         algorithms=config.build_algorithms(),
         callbacks=callbacks,
         optimizers=optimizer,

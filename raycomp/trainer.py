@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from raycomp import keys
 from raycomp.batching import ProgressBar, num_samples, num_tokens, show_progress, split_microbatches, to_device
 from raycomp.checkpoint import CheckpointSaver, load_checkpoint, restore_required_algorithms
 from raycomp.core.algorithm import Algorithm
@@ -25,7 +26,7 @@ from raycomp.core.engine import Engine
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger, LoggerDestination
 from raycomp.core.passes import AlgorithmPass
-from raycomp.core.precision import Precision, autocast, make_grad_scaler
+from raycomp.core.precision import Precision, make_grad_scaler
 from raycomp.core.scheduled_lr import compile_composer_scheduler
 from raycomp.core.schedulers import ComposerScheduler
 from raycomp.core.state import Evaluator, State
@@ -36,9 +37,9 @@ from raycomp.distributed import (
     resolve_device,
     share_buffers,
     sum_counts,
-    sum_over_ranks,
     wrap_in_ddp,
 )
+from raycomp.evaluation import evaluate_all
 from raycomp.models.base import RaycompModel
 from raycomp.rng import seed_all, set_rng_state
 
@@ -300,40 +301,13 @@ class Trainer:
         return state.loss.detach()
 
     # -- evaluation ----------------------------------------------------------------------------
-    @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
-        """Loss and accuracy on every evaluator, summed over ranks; returns and logs them."""
-        state, engine = self.state, self.engine
-        if not state.evaluators:
+        """Every evaluator's loss, accuracy and torchmetrics, reduced over ranks (``raycomp.evaluation``);
+        put in ``state.eval_metrics``, logged and returned."""
+        if not self.state.evaluators:
             return {}
-        saved = state.batch, state.outputs
-        state.model.eval()
-        engine.run_event(Event.EVAL_BEFORE_ALL)
-        metrics: dict[str, float] = {}
-        for evaluator in state.evaluators:
-            engine.run_event(Event.EVAL_START)
-            totals = torch.zeros(3, dtype=torch.float64, device=self.device)  # loss sum, correct, count
-            for batch in evaluator.dataloader:
-                state.batch = to_device(batch, self.device)
-                engine.run_event(Event.EVAL_BATCH_START)
-                engine.run_event(Event.EVAL_BEFORE_FORWARD)
-                with autocast(state.precision, self.device):
-                    state.outputs = state.model(state.batch)
-                engine.run_event(Event.EVAL_AFTER_FORWARD)
-                totals[0] += state.model.loss(state.outputs.float(), state.batch, reduction="sum")
-                totals[1] += state.model.num_correct(state.outputs, state.batch)
-                totals[2] += num_samples(state.batch)
-                engine.run_event(Event.EVAL_BATCH_END)
-            loss_sum, correct, count = sum_over_ranks(totals, state.world_size).tolist()
-            metrics[f"{evaluator.label}/loss"] = loss_sum / max(count, 1)
-            metrics[f"{evaluator.label}/accuracy"] = correct / max(count, 1)
-            state.eval_metrics.update(metrics)
-            engine.run_event(Event.EVAL_END)
-        self.logger.log_metrics(metrics, state.step)
-        engine.run_event(Event.EVAL_AFTER_ALL)
-        state.model.train()
-        state.batch, state.outputs = saved
-        self._last_eval_batch = state.step
+        metrics = evaluate_all(self.state, self.engine, self.logger, self.device)
+        self._last_eval_batch = self.state.step
         return metrics
 
     # -- stopping ------------------------------------------------------------------------------
@@ -370,13 +344,14 @@ def _compile_schedulers(schedulers: list[_Schedulers], state: State) -> list[tor
 
 
 def _as_evaluators(eval_dataloader: Any) -> list[Evaluator]:
+    """Evaluators as given; a plain dataloader becomes the ``eval`` evaluator with the model's eval metrics."""
     if eval_dataloader is None:
         return []
     if isinstance(eval_dataloader, Evaluator):
         return [eval_dataloader]
     if isinstance(eval_dataloader, list | tuple) and all(isinstance(e, Evaluator) for e in eval_dataloader):
         return list(eval_dataloader)
-    return [Evaluator("eval", eval_dataloader)]
+    return [Evaluator(keys.EVAL_LABEL, eval_dataloader)]
 
 
 def _interval(value: str | Time, name: str) -> Time:

@@ -34,11 +34,14 @@ from raycomp.config.sections import (
     TrainTime,
 )
 from raycomp.config.sweep import SweepConfig, assign, sweep_problems, swept_algorithm
+from raycomp.core.evaluator import build_metric
 from raycomp.core.time import Time, TimeUnit
 from raycomp.errors import ConfigError
 from raycomp.layout import RunLayout, resolved_storage
 
 if TYPE_CHECKING:
+    from torchmetrics import Metric
+
     from raycomp.core.algorithm import Algorithm
 
 
@@ -88,6 +91,23 @@ class ExperimentConfig(Section):
         if problems:
             raise Invalid(problems)
         return checked
+
+    @model_validator(mode="after")
+    def _check_eval_metrics(self) -> ExperimentConfig:
+        """Each metric is built once here, so a bad class or argument is reported at its key, not mid-run."""
+        problems: list[Problem] = []
+        for name, (class_name, arguments) in self.eval.metric_classes().items():
+            where = ("eval", "metrics", name)
+            if name in (keys.LOSS, keys.ACCURACY):
+                problems.append((where, f"eval/{name} is always computed; give this metric another name"))
+                continue
+            try:
+                build_metric(class_name, arguments, self.model.num_classes)
+            except ValueError as exc:
+                problems.append((where, str(exc)))
+        if problems:
+            raise Invalid(problems)
+        return self
 
     @model_validator(mode="after")
     def _check_sweep(self) -> ExperimentConfig:
@@ -156,6 +176,11 @@ class ExperimentConfig(Section):
     def build_algorithms(self) -> list[Algorithm]:
         """Fresh ``Algorithm`` instances, in config order."""
         return [algorithm_class(name)(**args) for name, args in self.algorithms.items()]
+
+    def build_eval_metrics(self) -> dict[str, Metric]:
+        """Fresh torchmetrics for ``eval.metrics``, by name (an ``Evaluator``'s ``metrics``)."""
+        classes = self.eval.metric_classes().items()
+        return {name: build_metric(cls, args, self.model.num_classes) for name, (cls, args) in classes}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON/YAML data that ``from_dict`` turns back into an equal config."""

@@ -124,7 +124,30 @@ class ScheduleConfig(Section):
 
 
 class EvalConfig(Section):
+    """When to evaluate, and the torchmetrics computed beside ``eval/loss`` and ``eval/accuracy``.
+
+    ``metrics`` maps a name, logged as ``eval/<name>`` and usable as ``sweep.metric``, to the arguments of a
+    torchmetrics class: the one the name names (``MulticlassF1Score: {average: macro}``), or the one ``class``
+    names (``top5: {class: MulticlassAccuracy, top_k: 5}``). ``num_classes`` defaults to ``model.num_classes``.
+    """
+
     interval: TrainTime = Time(1, TimeUnit.EPOCH)
+    metrics: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _empty_arguments(cls, data: Any) -> Any:
+        """``metrics:`` and ``F1Score:`` left empty in YAML mean none and the defaults."""
+        if data is None:
+            return {}
+        return {name: {} if args is None else args for name, args in data.items()} if isinstance(data, dict) else data
+
+    def metric_classes(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """``{name: (torchmetrics class name, its arguments)}``."""
+        return {
+            name: (args.get("class", name), {k: v for k, v in args.items() if k != "class"})
+            for name, args in self.metrics.items()
+        }
 
 
 class ScalingConfig(Section):

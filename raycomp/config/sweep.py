@@ -220,6 +220,9 @@ def sweep_problems(config: ExperimentConfig) -> list[Problem]:
     base["sweep"] = None
     leaves = leaf_paths(root)
     problems: list[Problem] = []
+    objective = _objective_problem(config)
+    if objective:
+        problems.append((("sweep", "metric"), objective))
     for path, domain in config.sweep.space.items():
         where = (*SPACE, path)
         problem = _swept_path_problem(config, path, leaves)
@@ -236,6 +239,19 @@ def sweep_problems(config: ExperimentConfig) -> list[Problem]:
                     key = "" if dotted(inner) == path else f"{dotted(inner)}: "
                     problems.append(((*where, domain.kind, index), f"{show(value)} is invalid: {key}{message}"))
     return problems
+
+
+def _objective_problem(config: ExperimentConfig) -> str | None:
+    """An ``eval/...`` objective must be a metric the evaluator computes; other reported numbers are not checked."""
+    metric = config.sweep.metric if config.sweep else keys.DEFAULT_METRIC
+    label, _, name = metric.partition("/")
+    if label != keys.EVAL_LABEL:
+        return None
+    known = [keys.LOSS, keys.ACCURACY, *config.eval.metrics]
+    if name in known or name.split("/")[0] in config.eval.metrics:  # a vector metric's elements: eval/<name>/<i>
+        return None
+    names = ", ".join(f"{label}/{known_name}" for known_name in known)
+    return f"{metric!r} is not computed: the evaluator computes {names} (name more metrics under eval.metrics)"
 
 
 def _swept_path_problem(config: ExperimentConfig, path: str, leaves: set[str]) -> str | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -13,17 +12,10 @@ from torch import nn
 
 from raycomp.core.algorithm import Algorithm, class_path
 from raycomp.core.callback import Callback
+from raycomp.core.evaluator import Evaluator  # re-exported: it lived here before it took metrics
 from raycomp.core.precision import Precision, autocast
 from raycomp.core.time import Time, Timestamp, TimeUnit
 from raycomp.core.trace import TraceSummary
-
-
-@dataclasses.dataclass
-class Evaluator:
-    """A labelled eval dataloader; metrics are logged as ``{label}/loss`` and ``{label}/accuracy``."""
-
-    label: str
-    dataloader: Iterable
 
 
 class State:
