@@ -4,6 +4,10 @@ Per-call logging costs ~10 ms a point on SQLite and ~20 ms over HTTP, against ~0
 ``log_batch`` (docs/tracking.md), so nothing is sent per step. A send that fails (the server went
 away) never raises into training: its points stay buffered and go with the next flush, and the
 failure is printed once on stderr and counted in ``failures``, which reaches Ray's reports.
+
+After a failure the client sends nothing more until a server answers a quick ``/health`` probe (a
+circuit breaker): a server that hangs rather than refuses would otherwise hold every send for its
+full timeout and retries, about 100 s a report (reliability notes, M5), instead of a second or two.
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ import math
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from mlflow.entities import Metric, RunTag
 from mlflow.utils.validation import MAX_METRICS_PER_BATCH
@@ -25,6 +32,8 @@ from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.store import make_client
 
 MAX_BUFFERED = 1_000_000  # points kept for a server that is down; the oldest beyond this are dropped
+PROBE_TIMEOUT_S = 2.0  # how long a health probe of a server that failed a send may take
+PROBE_INTERVAL_S = 10.0  # a failed probe is trusted this long: the sends of one report cost one probe at most
 
 
 class BatchedClient:
@@ -40,6 +49,8 @@ class BatchedClient:
         self.failures = 0  # sends that failed (each is retried with the next flush)
         self.dropped = 0  # points lost because the buffer overflowed while the store was down
         self._failing: set[str] = set()
+        self._down = False  # a send failed and none has succeeded since
+        self._probe_failed_at: float | None = None
         self.seconds = 0.0  # time this process spent tracking: buffering and every send
 
     def log_metrics(self, metrics: Mapping[str, Any], step: int) -> None:
@@ -101,8 +112,11 @@ class BatchedClient:
     def _guard(self, what: str, send: Callable[[], Any]) -> bool:
         began = time.perf_counter()
         try:
+            if self._down and not self._answers():
+                raise ConnectionError(f"no answer to a {PROBE_TIMEOUT_S:.0f} s health probe since a send failed")
             send()
         except Exception as error:  # the store's failure must not end the training
+            self._down = True
             self.failures += 1
             if what not in self._failing:
                 self._failing.add(what)
@@ -115,7 +129,37 @@ class BatchedClient:
             return False
         finally:
             self.seconds += time.perf_counter() - began
+        self._down = False
         if what in self._failing:
             self._failing.discard(what)
             print(f"raycomp: MLflow {what} for run {self.ref.run_id} works again", file=sys.stderr, flush=True)
         return True
+
+    def _answers(self) -> bool:
+        """Whether the store answers now: an HTTP server's ``/health`` gives any HTTP reply within
+        ``PROBE_TIMEOUT_S`` (a failed probe is trusted for ``PROBE_INTERVAL_S``); other stores are tried."""
+        url = health_url(self.ref.tracking_uri)
+        if url is None:
+            return True
+        now = time.monotonic()
+        if self._probe_failed_at is not None and now - self._probe_failed_at < PROBE_INTERVAL_S:
+            return False
+        try:
+            with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT_S):
+                pass
+        except urllib.error.HTTPError:
+            pass  # it answered, if only to refuse: the send itself will tell
+        except Exception:  # refused, unreachable, or hung past the timeout
+            self._probe_failed_at = now
+            return False
+        self._probe_failed_at = None
+        return True
+
+
+def health_url(uri: str) -> str | None:
+    """An HTTP(S) tracking server's health endpoint, without the URI's credentials; None for other stores."""
+    parts = urlsplit(uri)
+    if parts.scheme not in ("http", "https"):
+        return None
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/") + "/health", "", ""))

@@ -3,6 +3,12 @@ named after the defect it guards against."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,7 +16,8 @@ import yaml
 from mlflow import MlflowClient
 
 from raycomp.errors import ConfigError
-from raycomp.tracking.ref import redacted_uri
+from raycomp.tracking.client import PROBE_TIMEOUT_S, BatchedClient, health_url
+from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.search import quoted, tag_filter
 from raycomp.train import main
 
@@ -78,3 +85,68 @@ def test_m3_credentials_in_the_tracking_uri_are_not_published(tmp_path, mlflow_s
     assert secret not in "".join(run.data.params.values()) + "".join(run.data.tags.values())
     config = client.download_artifacts(run.info.run_id, "config.yaml", str(tmp_path))
     assert secret not in Path(config).read_text()
+
+
+@contextlib.contextmanager
+def hung_server() -> Iterator[str]:
+    """A port that accepts connections and never answers: a server hung rather than down."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)  # connections wait in the backlog; nothing is ever read or written
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+def test_m5_a_hung_server_costs_one_short_probe_per_report_not_each_sends_timeout(monkeypatch):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "3")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    with hung_server() as uri:
+        client = BatchedClient(RunRef(uri, "1", "a" * 32))
+        client.log_metrics({"train/loss": 1.0}, 0)
+        began = time.monotonic()
+        assert not client.flush()  # the first send waits out its own timeout
+        first = time.monotonic() - began
+        began = time.monotonic()
+        for _ in range(2):  # two more reports' sends: a metrics batch, tags and a table each
+            assert not client.flush()
+            assert not client.set_tags({"raycomp.checkpoint.latest": "x"})
+            assert not client.log_table(["a"], [[1]], "traces.json")
+        later = time.monotonic() - began
+    assert first >= 2.5, first
+    assert later < 2 * PROBE_TIMEOUT_S + 1, later  # one probe (then trusted); without it 6 sends x 3 s
+    assert client.failures == 7 and len(client._points) == 1  # counted, and the point is still buffered
+
+
+def test_m5_the_probe_goes_to_the_servers_health_endpoint_without_credentials():
+    assert health_url("http://alice:pw@127.0.0.1:5000") == "http://127.0.0.1:5000/health"
+    assert health_url("https://host/mlflow/") == "https://host/mlflow/health"
+    assert health_url("sqlite:////tmp/mlflow.db") is None and health_url("databricks") is None
+
+
+def test_h2_trials_go_on_untracked_and_counted_when_the_server_dies_mid_sweep(tmp_path, mlflow_server, local_ray):
+    """The server is killed as soon as the sweep's parent run exists, before the trials open theirs."""
+    from raycomp.tune import main
+
+    data = experiment(tmp_path / "runs", name="h2", tracking={"tracking_uri": mlflow_server.uri})
+    data["sweep"] = {"space": {"optimizer.lr": {"grid": [0.05]}}, "max_concurrent_trials": 1}
+    path = write(tmp_path / "h2.yaml", data)
+    store = MlflowClient(f"sqlite:///{mlflow_server.folder / 'mlflow.db'}")  # the server's own backend
+
+    def kill_once_the_parent_exists() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            experiment = store.get_experiment_by_name("h2")
+            if experiment is not None and store.search_runs([experiment.experiment_id]):
+                break
+            time.sleep(0.1)
+        mlflow_server.stop()
+
+    killer = threading.Thread(target=kill_once_the_parent_exists, daemon=True)
+    killer.start()
+    code = main([str(path), "--no-report"])
+    killer.join(timeout=10)
+    folder = tmp_path / "runs" / "h2"
+    trials = json.loads((folder / "results.json").read_text())["trials"]
+    assert code == 0 and [t["status"] for t in trials] == ["TERMINATED", "TERMINATED"], trials
+    for trial in trials:  # each trained to its end and said its tracking failed
+        last = json.loads((folder / trial["trial_id"] / "result.json").read_text().splitlines()[-1])
+        assert last["finished"] and last["tracking/failures"] >= 1, last

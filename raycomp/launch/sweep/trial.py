@@ -6,6 +6,7 @@ from typing import Any
 
 from ray import tune
 
+from raycomp import keys
 from raycomp.config import ExperimentConfig, trial_config
 from raycomp.launch.cluster import torch_trainer
 from raycomp.launch.sinks import TuneSink
@@ -27,7 +28,10 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
     metric, mode = sweep.objective
     trial_id = tune.get_context().get_trial_id()
     with trial_run(parent, trial_id, arm, config) as run:
-        spec = TrialSpec(config, metric, mode, run=run, fixed_metrics={"variant": arm["variant"]})
+        fixed: dict[str, Any] = {"variant": arm["variant"]}
+        if parent is not None and run is None:  # its run could not be opened (said once): counted, untracked
+            fixed[keys.TRACKING_FAILURES] = 1
+        spec = TrialSpec(config, metric, mode, run=run, fixed_metrics=fixed)
         if config.scaling.num_workers == 0:
             run_in_process(spec, TuneSink(), tune.get_checkpoint())
             return
