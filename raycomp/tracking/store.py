@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 from mlflow import MlflowClient
 
 from raycomp.config import ExperimentConfig
 from raycomp.errors import TrackingUnavailable, one_line
 from raycomp.layout import is_uri, sqlite_path
+from raycomp.tracking.experiment_page import mark_training_experiment
 from raycomp.tracking.ref import redacted_uri
 
 # A server that is down must not stall training: MLflow's defaults retry for minutes. A failed send
@@ -52,7 +54,25 @@ def make_client(uri: str) -> MlflowClient:
     database = sqlite_path(uri)
     if database is not None:
         database.parent.mkdir(parents=True, exist_ok=True)
+        if not database.exists():
+            _build_sqlite_store(database)
     return MlflowClient(uri)
+
+
+def _build_sqlite_store(database: Path) -> None:
+    """A new SQLite store, built under a temporary name and linked into place whole.
+
+    MLflow creates its schema in many statements: a first run interrupted meanwhile (Ctrl-C, a full disk)
+    would leave a half-built ``mlflow.db`` that every later run fails to open (reliability notes, M6).
+    ``os.link`` does not replace: when two processes build at once, the first store linked is kept.
+    """
+    staging = database.with_name(f".{database.name}.{os.getpid()}.building")
+    try:
+        MlflowClient(f"sqlite:///{staging}").search_experiments(max_results=1)  # creates and migrates
+        with contextlib.suppress(FileExistsError):
+            os.link(staging, database)
+    finally:
+        staging.unlink(missing_ok=True)
 
 
 def open_experiment(config: ExperimentConfig) -> tuple[MlflowClient, str]:
@@ -67,11 +87,19 @@ def open_experiment(config: ExperimentConfig) -> tuple[MlflowClient, str]:
             client = make_client(uri)
             name = experiment_name(config)
             experiment = client.get_experiment_by_name(name)
-            if experiment is not None:
-                return client, experiment.experiment_id
-            return client, client.create_experiment(name, artifact_location=_artifact_location(config, uri))
+            if experiment is None:
+                created = client.create_experiment(name, artifact_location=_artifact_location(config, uri))
+                experiment = client.get_experiment(created)
+            mark_training_experiment(client, experiment, *config.objective)  # MLflow's UI opens on the runs
+            return client, experiment.experiment_id
     except Exception as error:
         cause = one_line(error, with_type=False)
+        database = sqlite_path(uri)
+        if database is not None:
+            raise TrackingUnavailable(
+                f"MLflow's SQLite store {database} could not be opened: {cause} (if an older raycomp was "
+                "interrupted while creating it, move the file aside: a new one is then created)"
+            ) from error
         raise TrackingUnavailable(f"MLflow tracking store {redacted_uri(uri)} is not reachable: {cause}") from error
 
 

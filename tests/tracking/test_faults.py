@@ -6,6 +6,9 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -15,10 +18,12 @@ import pytest
 import yaml
 from mlflow import MlflowClient
 
-from raycomp.errors import ConfigError
+from raycomp.config import ExperimentConfig
+from raycomp.errors import ConfigError, TrackingUnavailable
 from raycomp.tracking.client import PROBE_TIMEOUT_S, BatchedClient, health_url
 from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.search import quoted, tag_filter
+from raycomp.tracking.store import open_experiment
 from raycomp.train import main
 
 
@@ -150,3 +155,42 @@ def test_h2_trials_go_on_untracked_and_counted_when_the_server_dies_mid_sweep(tm
     for trial in trials:  # each trained to its end and said its tracking failed
         last = json.loads((folder / trial["trial_id"] / "result.json").read_text().splitlines()[-1])
         assert last["finished"] and last["tracking/failures"] >= 1, last
+
+
+BUILD_STORE = """
+import sys
+from pathlib import Path
+from raycomp.tracking.store import make_client
+print("building", flush=True)
+make_client(f"sqlite:///{Path(sys.argv[1])}")
+print("built", flush=True)
+"""
+
+
+@pytest.mark.spawns
+def test_m6_a_first_run_killed_while_creating_the_store_leaves_none_half_built(tmp_path):
+    database = tmp_path / "runs" / "mlflow.db"
+    builder = subprocess.Popen([sys.executable, "-c", BUILD_STORE, str(database)], stdout=subprocess.PIPE, text=True)
+    assert builder.stdout.readline().strip() == "building"
+    deadline = time.monotonic() + 60
+    while not list(database.parent.glob("*mlflow.db*")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # the file exists and MLflow's migrations (a second or more) are under way: kill them
+    builder.kill()
+    builder.wait()
+    # Either nothing is there (killed mid-build) or a whole store (it was quicker): never half of one.
+    config = ExperimentConfig.from_dict(experiment(tmp_path / "runs"))
+    client, experiment_id = open_experiment(config)
+    assert client.get_experiment(experiment_id).name == "one"
+
+
+def test_m6_a_half_built_store_is_named_with_what_to_do(tmp_path):
+    database = tmp_path / "runs" / "mlflow.db"
+    database.parent.mkdir(parents=True)
+    with sqlite3.connect(database) as connection:  # what an interrupted MLflow migration leaves
+        connection.execute("CREATE TABLE datasets (dataset_uuid TEXT)")
+    config = ExperimentConfig.from_dict(experiment(tmp_path / "runs"))
+    with pytest.raises(TrackingUnavailable) as refused:
+        open_experiment(config)
+    message = str(refused.value)
+    assert str(database) in message and "move the file aside" in message and "\n" not in message
