@@ -39,6 +39,9 @@ REPORT_HTML = "report.html"
 
 # -- MLflow tags --
 PARENT_TAG = "mlflow.parentRunId"
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"  # MLflow's kind of experiment; raycomp's are model training:
+TRAINING_EXPERIMENT_KIND = "custom_model_development"  # (what MLflow's UI writes for "Machine learning")
+NOTE_TAG = "mlflow.note.content"  # an experiment's or run's description (markdown) in MLflow's UI
 TRIAL_TAG = "raycomp.trial_id"
 RUN_KEY_TAG = "raycomp.run_key"  # kind:storage_path/name, how a resumed sweep or run finds its run again
 KIND_TAG = "raycomp.kind"  # one of the kinds below
