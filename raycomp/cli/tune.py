@@ -50,10 +50,14 @@ def main(argv: list[str] | None = None) -> int:
 def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
     from raycomp.launch.sweep.tuner import can_resume
     from raycomp.tracking import sweep_run
+    from raycomp.tracking.experiment_page import training_runs_url
 
     if args.resume and not can_resume(config):
         raise NotFound(f"no sweep to resume at {config.layout.run_dir} (run without --resume to start one)")
     with sweep_run(config, args.experiment, resume=args.resume) as run:
+        page = training_runs_url(run.ref, *config.objective) if run else None
+        if page:  # MLflow's UI opens an experiment on GenAI; this page lists the sweep's runs as they go
+            print(f"MLflow: the sweep's runs at {page}", flush=True)
         code = sweep(config, args, run.ref if run else None)
         if run is not None and code == EXIT_INTERRUPTED:  # --resume reopens the run
             run.status = "KILLED"
