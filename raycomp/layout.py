@@ -71,6 +71,10 @@ class RunLayout:
     def results_csv(self) -> Path:
         return self.local_dir / keys.RESULTS_CSV
 
+    def unsent_metrics(self, run_id: str) -> Path:
+        """Metric points an MLflow outage kept from run ``run_id``, sent when the run resumes."""
+        return self.local_dir / "unsent_metrics" / f"{run_id}.jsonl"
+
     def run_key(self, kind: str) -> str:
         """The MLflow tag value that finds this sweep's or run's MLflow run again."""
         return f"{kind}:{self.storage}/{self.name}"

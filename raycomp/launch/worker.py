@@ -22,6 +22,7 @@ from raycomp import checkpoint
 from raycomp.launch.eval_report import EvalReportCallback
 from raycomp.launch.sinks import ResultSink, TrainSink
 from raycomp.launch.spec import TrialSpec
+from raycomp.layout import is_uri
 from raycomp.recipe import build_trainer
 
 SPEC = "spec"  # the one key of the TorchTrainer's train_loop_config
@@ -62,8 +63,9 @@ def _run(spec: TrialSpec, sink: ResultSink, restored: Path | None, device: torch
     if spec.run is not None and _is_rank_zero():
         from raycomp.tracking import MlflowCallback
 
+        spill = None if is_uri(config.layout.storage) else config.layout.unsent_metrics(spec.run.run_id)
         tracking = MlflowCallback(
-            spec.run, metric=spec.metric, mode=spec.mode, num_to_keep=config.checkpoint.num_to_keep
+            spec.run, metric=spec.metric, mode=spec.mode, num_to_keep=config.checkpoint.num_to_keep, spill_file=spill
         )
         sinks.append(tracking)  # first: a trial Tune stops at a result has logged it already
         loggers.append(tracking)  # every step's metrics; as a callback it flushes at the end of fit

@@ -10,6 +10,7 @@ leaves the previous checkpoint in place.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,11 @@ class MlflowCallback(Callback):
     """Logs one run's steps and reports to MLflow; ``report`` adds ``tracking/failures`` and
     ``time/tracking_s`` to the report's metrics for whatever sink gets them next."""
 
-    def __init__(self, ref: RunRef, *, metric: str, mode: str, num_to_keep: int | None):
+    def __init__(self, ref: RunRef, *, metric: str, mode: str, num_to_keep: int | None, spill_file: Path | None = None):
         self.client = BatchedClient(ref)
+        self.spill_file = spill_file  # where points the store did not take survive this process
+        if spill_file is not None and (count := self.client.load_spilled(spill_file)):
+            print(f"raycomp: sending {count} metric points an earlier attempt could not send", file=sys.stderr)
         self.metric, self.mode, self.num_to_keep = metric, mode, num_to_keep
         self.best: float | None = None
         self.best_folder: str | None = None
@@ -57,17 +61,33 @@ class MlflowCallback(Callback):
             self._log_checkpoint(Path(checkpoint_dir) / keys.CHECKPOINT_FILE, step, metrics.get(self.metric))
         if keys.TRACES in metrics and (checkpoint_dir is not None or metrics.get(keys.FINISHED)):
             self.client.log_table(TRACE_COLUMNS, trace_rows(traces), TRACE_TABLE)
-        self.client.flush()
+        self._flush()
         metrics[keys.TRACKING_FAILURES] = self.client.failures
         metrics[keys.TRACKING_SECONDS] = self.client.seconds  # rank 0's time in MLflow calls and buffering so far
 
     # -- loop hooks ------------------------------------------------------------------------------------
 
     def fit_end(self, state: State, logger: Logger) -> None:
-        self.client.flush()
+        if not self._flush() and self.spill_file is not None:
+            print(
+                f"raycomp: {self.client.unsent} metric points could not be sent to MLflow; kept in "
+                f"{self.spill_file}, they are sent when this run resumes",
+                file=sys.stderr,
+            )
 
     def close(self) -> None:
-        self.client.flush()
+        self._flush()
+
+    def _flush(self) -> bool:
+        """Sends the buffered points; those the store refused are spilled to ``spill_file`` (a crash or an
+        outage that outlasts the run loses none: reliability notes, L12), and the file goes once all are sent."""
+        sent = self.client.flush()
+        if self.spill_file is not None:
+            try:
+                self.client.spill(self.spill_file)
+            except OSError as error:
+                print(f"raycomp: could not keep unsent metrics in {self.spill_file}: {error}", file=sys.stderr)
+        return sent
 
     # -- checkpoints -----------------------------------------------------------------------------------
 

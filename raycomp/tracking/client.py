@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import tempfile
 import time
@@ -75,6 +76,34 @@ class BatchedClient:
                 return False
             del self._points[: len(chunk)]
         return True
+
+    @property
+    def unsent(self) -> int:
+        """Metric points buffered and not yet taken by the store."""
+        return len(self._points)
+
+    def spill(self, path: Path) -> None:
+        """Writes the unsent points to ``path`` (JSON lines, replaced atomically), or removes it when none are
+        left: what an outage kept from the store survives the process, for ``load_spilled`` to send later."""
+        if not self._points:
+            path.unlink(missing_ok=True)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        lines = (json.dumps([m.key, m.value, m.timestamp, m.step]) for m in self._points)
+        staging.write_text("\n".join(lines) + "\n")
+        os.replace(staging, path)
+
+    def load_spilled(self, path: Path) -> int:
+        """Buffers the points an earlier process spilled to ``path`` (sent with the next flush); their count."""
+        try:
+            rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        except (OSError, ValueError):
+            return 0
+        self._points[:0] = [
+            Metric(key, float(value), int(timestamp), int(step)) for key, value, timestamp, step in rows
+        ]
+        return len(rows)
 
     def set_tags(self, tags: Mapping[str, str]) -> bool:
         batch = [RunTag(key, str(value)) for key, value in tags.items()]

@@ -16,10 +16,17 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import MlflowServer
 from mlflow import MlflowClient
 
+from raycomp.checkpoint import KeptCheckpoints
 from raycomp.config import ExperimentConfig
+from raycomp.core import Callback, Logger, State
 from raycomp.errors import ConfigError, TrackingUnavailable
+from raycomp.launch.sinks import FolderSink
+from raycomp.launch.spec import TrialSpec
+from raycomp.launch.worker import run_in_process
+from raycomp.tracking import MlflowCallback, train_run
 from raycomp.tracking.client import PROBE_TIMEOUT_S, BatchedClient, health_url
 from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.search import quoted, tag_filter
@@ -194,3 +201,37 @@ def test_m6_a_half_built_store_is_named_with_what_to_do(tmp_path):
         open_experiment(config)
     message = str(refused.value)
     assert str(database) in message and "move the file aside" in message and "\n" not in message
+
+
+class StopServerAtEpoch(Callback):
+    def __init__(self, server: MlflowServer, epoch: int):
+        self.server, self.epoch = server, epoch
+
+    def epoch_start(self, state: State, logger: Logger) -> None:
+        if state.timestamp.epoch == self.epoch and self.server.process.poll() is None:
+            self.server.stop()
+
+
+def test_l12_metrics_an_outage_kept_from_the_store_are_spilled_and_sent_on_resume(
+    tmp_path, mlflow_server, capsys, monkeypatch
+):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    data = experiment(tmp_path / "runs", max_duration="3ep", tracking={"tracking_uri": mlflow_server.uri})
+    config = ExperimentConfig.from_dict(data)
+    sink = FolderSink(KeptCheckpoints(tmp_path / "checkpoints"))
+    with train_run(config, None) as run:
+        run_in_process(TrialSpec.of(config, run=run.ref, callbacks=(StopServerAtEpoch(mlflow_server, 1),)), sink)
+    spilled = config.layout.unsent_metrics(run.ref.run_id)
+    assert spilled.exists() and "sent when this run resumes" in capsys.readouterr().err
+    steps = 3 * 64 // 32
+    # The server comes back (on another port, the same store): the next attempt of the run sends them first.
+    revived = MlflowServer(mlflow_server.folder)
+    try:
+        ref = RunRef(revived.uri, run.ref.experiment_id, run.ref.run_id)
+        callback = MlflowCallback(ref, metric="eval/accuracy", mode="max", num_to_keep=1, spill_file=spilled)
+        callback.close()
+        history = MlflowClient(revived.uri).get_metric_history(run.ref.run_id, "train/loss")
+    finally:
+        revived.stop()
+    assert sorted(m.step for m in history) == list(range(1, steps + 1))  # every step's loss, none lost
+    assert not spilled.exists()
