@@ -144,10 +144,12 @@ def test_h2_trials_go_on_untracked_and_counted_when_the_server_dies_mid_sweep(tm
     store = MlflowClient(f"sqlite:///{mlflow_server.folder / 'mlflow.db'}")  # the server's own backend
 
     def kill_once_the_parent_exists() -> None:
+        """Once the parent run holds its config.yaml: the sweep has started, no trial has yet."""
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             experiment = store.get_experiment_by_name("h2")
-            if experiment is not None and store.search_runs([experiment.experiment_id]):
+            started = experiment is not None and store.search_runs([experiment.experiment_id])
+            if started and list((mlflow_server.folder / "artifacts").rglob("config.yaml")):
                 break
             time.sleep(0.1)
         mlflow_server.stop()
