@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from raycomp.config import ExperimentConfig
@@ -19,7 +21,7 @@ def run_history(tmp_path, name: str, workers: int, batch_size: int) -> list[dict
             "max_duration": "6ba",
             "eval": {"interval": "2ba"},
             "checkpoint": {"interval": "2ba", "num_to_keep": None},
-            "scaling": {"num_workers": workers},
+            "scaling": {"num_workers": workers, "cpus_per_worker": 0.5},  # both runs fit the 2 CPUs at once
             "storage_path": str(tmp_path),
         }
     )
@@ -28,8 +30,10 @@ def run_history(tmp_path, name: str, workers: int, batch_size: int) -> list[dict
 
 
 def test_two_workers_follow_one_worker_at_the_same_global_batch(tmp_path, local_ray):
-    single = run_history(tmp_path, "single", workers=1, batch_size=64)
-    double = run_history(tmp_path, "double", workers=2, batch_size=32)
+    with ThreadPoolExecutor(2) as pool:  # side by side: the Train runs' start-ups overlap
+        single_run = pool.submit(run_history, tmp_path, "single", workers=1, batch_size=64)
+        double_run = pool.submit(run_history, tmp_path, "double", workers=2, batch_size=32)
+        single, double = single_run.result(), double_run.result()
     assert [m["step"] for m in single] == [m["step"] for m in double] == [2, 4, 6]
     assert [m["samples"] for m in single] == [m["samples"] for m in double] == [128, 256, 384]
     assert double[-1]["workers"] == 2
