@@ -9,6 +9,7 @@ from raycomp.algorithms.label_smoothing import LabelSmoothing
 from raycomp.algorithms.layer_freezing import LayerFreezing
 from raycomp.algorithms.mixup import MixUp
 from raycomp.algorithms.progressive_resizing import ProgressiveResizing
+from raycomp.algorithms.randaugment import RandAugment
 from raycomp.algorithms.selective_backprop import SelectiveBackprop
 
 __all__ = [
@@ -21,5 +22,6 @@ __all__ = [
     "LayerFreezing",
     "MixUp",
     "ProgressiveResizing",
+    "RandAugment",
     "SelectiveBackprop",
 ]

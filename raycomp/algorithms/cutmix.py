@@ -68,6 +68,25 @@ def cutmix_batch(
     return mixed, target[indices], kept_area, (x1, y1, x2, y2)
 
 
+def cutmix(
+    input: torch.Tensor, target: torch.Tensor, alpha: float = 1.0, num_classes: int | None = None
+) -> torch.Tensor:
+    """The form Composer's algorithms page uses in a training loop (``data = cf.cutmix(data, target, ...)``):
+    ``input`` with one box pasted from a permuted copy of the batch.
+
+    Only the mixed inputs come back, so the loss that follows sees the original targets: CutMix as an input
+    augmentation, labels unmixed. To weight the two labels by area, use ``cutmix_batch``, which also returns
+    the permuted targets and the kept area. ``num_classes`` (Composer one-hot encoded targets with it) checks
+    that integer targets are class ids below it.
+    """
+    if num_classes is not None and not target.is_floating_point() and target.numel():
+        low, high = int(target.min()), int(target.max())
+        if low < 0 or high >= num_classes:
+            raise ValueError(f"targets must be class ids in [0, {num_classes}), got values from {low} to {high}")
+    mixed, _, _, _ = cutmix_batch(input, target, alpha=alpha)
+    return mixed
+
+
 def _gen_cutmix_coef(alpha: float) -> float:
     """``lambda ~ Beta(alpha, alpha)``: the nominal area fraction to keep."""
     if alpha <= 0:

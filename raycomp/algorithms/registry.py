@@ -23,6 +23,7 @@ from raycomp.algorithms.label_smoothing import LabelSmoothing
 from raycomp.algorithms.layer_freezing import LayerFreezing
 from raycomp.algorithms.mixup import MixUp
 from raycomp.algorithms.progressive_resizing import ProgressiveResizing
+from raycomp.algorithms.randaugment import RandAugment
 from raycomp.algorithms.selective_backprop import SelectiveBackprop
 from raycomp.core.algorithm import Algorithm
 
@@ -38,6 +39,7 @@ ALGORITHMS: dict[str, type[Algorithm]] = {
     "layer_freezing": LayerFreezing,
     "gradient_clipping": GradientClipping,
     "ema": EMA,
+    "randaugment": RandAugment,
 }
 
 

@@ -104,7 +104,7 @@ def test_unknown_algorithm(tmp_path):
     assert only_problem(path) == (
         f"{path}:2: algorithms.selective_backprob: unknown algorithm "
         "(did you mean 'selective_backprop'?; valid algorithms: selective_backprop, label_smoothing, mixup, cutmix, "
-        "progressive_resizing, channels_last, blurpool, layer_freezing, gradient_clipping, ema)"
+        "progressive_resizing, channels_last, blurpool, layer_freezing, gradient_clipping, ema, randaugment)"
     )
 
 
