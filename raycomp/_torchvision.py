@@ -8,12 +8,14 @@ torchvision::nms does not exist". raycomp uses only transforms, datasets and mod
 of the compiled ops. So, only when that import fails this way, the two operators are declared (schema
 only, no kernel) and the import is retried; ``torchvision.ops.nms`` then raises torchvision's own
 "Couldn't load custom C++ ops". With a matching torchvision (its CPU wheel, or CUDA torch) nothing is
-declared. Code that imports torchvision itself must call this first.
+declared. ``import raycomp`` runs ``prepare_torchvision`` first thing, so any later import of torchvision
+in the process works, by raycomp's code or another library's (torchmetrics imports it).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
 import torch
@@ -43,6 +45,16 @@ def import_torchvision(module: str = "torchvision") -> ModuleType:
         _declared.append(library)
         importlib.import_module("torchvision")
     return importlib.import_module(module)
+
+
+def prepare_torchvision() -> None:
+    """Imports torchvision now where the CPU build of torch could meet PyPI's CUDA-built torchvision.
+
+    Called by ``import raycomp`` (about a second, once per process, and only with the CPU torch and a
+    torchvision installed), so that torchvision imports later from anywhere, raycomp's shim or not.
+    """
+    if torch.version.cuda is None and importlib.util.find_spec("torchvision") is not None:
+        import_torchvision()
 
 
 def _defined(name: str) -> bool:
