@@ -2,8 +2,9 @@
 
 A checkpoint is plain data and tensors: the State's ``state_dict()`` (model, optimizers, schedulers,
 scaler, timestamp, and each algorithm's class path, constructor arguments, state and
-``required_on_load`` flag), the RNG states, and the seed. Nothing read from it is evaluated or
-imported: algorithms are re-created only from classes already defined in this process.
+``required_on_load`` flag), the RNG states, and the seed (written and checked by ``checkpoint_format``).
+Nothing read from it is evaluated or imported: algorithms are re-created only from classes already
+defined in this process.
 
 Layouts raycomp writes itself (Ray Train, Tune and MLflow keep theirs in their own folders):
 - a report's checkpoint: ``<folder>/checkpoint.pt`` (``save_to_folder``), the folder handed to Ray or MLflow;
@@ -16,36 +17,28 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from raycomp.checkpoint_format import check_payload, checkpoint_payload
 from raycomp.core.algorithm import Algorithm, class_path, registered_algorithm
 from raycomp.core.callback import Callback
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
 from raycomp.core.time import Time, TimeUnit
-from raycomp.errors import CheckpointError
+from raycomp.errors import CheckpointError, one_line
 from raycomp.keys import CHECKPOINT_FILE
-from raycomp.rng import get_rng_state
 
 if TYPE_CHECKING:
     from raycomp.core.engine import Engine
 
-FORMAT_VERSION = 1
 LATEST = "latest.pt"
-
-
-def checkpoint_payload(state: State) -> dict[str, Any]:
-    state_dict = state.state_dict()
-    for entry in state_dict["algorithms"]:
-        if not _is_plain(entry["init_args"]):
-            entry["init_args"] = None  # kept out rather than pickled: such an algorithm cannot be re-created
-    return {"format_version": FORMAT_VERSION, "seed": state.seed, "state": state_dict, "rng": get_rng_state()}
 
 
 def atomic_save(obj: Any, path: Path) -> None:
@@ -101,8 +94,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:
         raise CheckpointError(f"Cannot read checkpoint {path}: {error}") from error
-    if not isinstance(payload, Mapping) or payload.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{path} is not a raycomp checkpoint of format version {FORMAT_VERSION}")
+    check_payload(payload, path)
     return dict(payload)
 
 
@@ -123,7 +115,12 @@ def restore_required_algorithms(
         if cls is None or entry["init_args"] is None:
             why = "its class is not defined in this process" if cls is None else "its arguments were not saved"
             raise CheckpointError(f"Cannot re-create {entry['class_path']} from the checkpoint: {why}")
-        algorithm = cls(**entry["init_args"])
+        try:
+            algorithm = cls(**entry["init_args"])
+        except (TypeError, ValueError) as error:  # arguments its constructor refuses: the file is wrong
+            raise CheckpointError(
+                f"Cannot re-create {entry['class_path']} from the checkpoint's arguments: {one_line(error)}"
+            ) from None
         state.algorithms.append(algorithm)
         if algorithm.match(Event.INIT, state):
             engine.run_algorithms(Event.INIT, [algorithm])
@@ -181,6 +178,30 @@ class KeptCheckpoints:
         saved = self.folders()
         return file_in(saved[-1]) if saved else None
 
+    def newest_loadable(self, check: Callable[[Path], None] = load_checkpoint) -> Path | None:
+        """The newest kept checkpoint file ``check`` accepts (default: it loads), or None if none is kept.
+
+        A newer one that fails is skipped with a one-line warning naming it, so a checkpoint damaged on
+        disk costs the training since the previous one, not the run. If none passes, the newest one's
+        ``CheckpointError`` is raised, saying how many were tried and what to delete.
+        """
+        files = [file_in(folder) for folder in reversed(self.folders())]
+        first_error: CheckpointError | None = None
+        for path in files:
+            try:
+                check(path)
+            except (CheckpointError, OSError) as error:
+                first_error = first_error or CheckpointError(one_line(error, with_type=False))
+                print(f"warning: skipping checkpoint {path}: {one_line(error, with_type=False)}", file=sys.stderr)
+                continue
+            return path
+        if first_error is None:
+            return None
+        raise CheckpointError(
+            f"none of the {len(files)} kept checkpoints in {self.folder} loads (the newest: {first_error}); "
+            f"delete {self.folder} to start over, or pick another name"
+        )
+
 
 class CheckpointSaver(Callback):
     """Saves at ``save_interval`` (epochs or batches) and at the end of fit, on rank 0 only."""
@@ -212,16 +233,6 @@ class CheckpointSaver(Callback):
         self._last_saved_batch = state.step
         while 0 < self.num_checkpoints_to_keep < len(self.saved):
             self.saved.pop(0).unlink(missing_ok=True)
-
-
-def _is_plain(value: Any) -> bool:
-    if value is None or isinstance(value, bool | int | float | str | torch.Tensor):
-        return True
-    if isinstance(value, list | tuple):
-        return all(_is_plain(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _is_plain(v) for k, v in value.items())
-    return False
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -42,6 +42,14 @@ class NotFound(RaycompError, LookupError):
     """A sweep, run or checkpoint that is not where the user pointed."""
 
 
+class StorageUnwritable(RaycompError, RuntimeError):
+    """``storage_path`` or ``TMPDIR`` cannot be written: found at start, not after the first epoch."""
+
+
+class RunConflict(RaycompError, RuntimeError):
+    """The name's run folder is in use by another process, or holds checkpoints of another training config."""
+
+
 class TrackingUnavailable(RaycompError, RuntimeError):
     """The MLflow store cannot be reached or opened."""
 

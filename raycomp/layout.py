@@ -71,6 +71,16 @@ class RunLayout:
     def results_csv(self) -> Path:
         return self.local_dir / keys.RESULTS_CSV
 
+    @property
+    def lock_file(self) -> Path:
+        """Held (``flock``) by the one process running this name; it names that process."""
+        return self.local_dir / ".raycomp.lock"
+
+    @property
+    def training_config_file(self) -> Path:
+        """The training-relevant config the run folder's checkpoints were trained with."""
+        return self.local_dir / "training_config.json"
+
     def unsent_metrics(self, run_id: str) -> Path:
         """Metric points an MLflow outage kept from run ``run_id``, sent when the run resumes."""
         return self.local_dir / "unsent_metrics" / f"{run_id}.jsonl"

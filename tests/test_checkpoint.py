@@ -11,7 +11,7 @@ from torch import nn
 
 from raycomp import Algorithm, Event, Trainer
 from raycomp.algorithms import SelectiveBackprop
-from raycomp.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from raycomp.checkpoint import CheckpointError, KeptCheckpoints, load_checkpoint, save_checkpoint, save_to_folder
 from raycomp.core import State
 
 
@@ -277,3 +277,92 @@ def test_missing_or_foreign_checkpoint(tmp_path):
     torch.save({"weights": torch.zeros(2)}, tmp_path / "foreign.pt")
     with pytest.raises(CheckpointError, match="not a raycomp checkpoint"):
         load_checkpoint(tmp_path / "foreign.pt")
+
+
+# ---- issue 14: malformed and damaged checkpoints (L11, M8) --------------------------------------------------
+
+
+def _saved_payload(tmp_path, change):
+    """A real checkpoint's payload, changed by ``change(payload)`` and written to ``bad.pt``."""
+    from raycomp.checkpoint_format import checkpoint_payload
+
+    payload = checkpoint_payload(State(tiny_model(), "1ep", algorithms=[SelectiveBackprop()]))
+    change(payload)
+    path = tmp_path / "bad.pt"
+    torch.save(payload, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda p: p.pop("state"), "state: missing"),
+        (lambda p: p["state"].update(timestamp="3ep"), "state.timestamp: expected a mapping, got str '3ep'"),
+        (lambda p: p["state"]["timestamp"].update(batch="7"), "state.timestamp.batch: expected a count >= 0"),
+        (lambda p: p["state"].pop("optimizers"), "state: missing optimizers"),
+        (lambda p: p["state"].update(algorithms={"a": 1}), "state.algorithms: expected a list"),
+        (lambda p: p["state"]["algorithms"][0].pop("class_path"), "state.algorithms[0].class_path: expected str"),
+        (lambda p: p["state"]["algorithms"][0].update(init_args=[1]), "state.algorithms[0].init_args: expected"),
+        (lambda p: p["state"]["model"].update(extra="x"), "state.model: not a tensor: extra"),
+        (lambda p: p["rng"].update(torch=torch.zeros(3)), "rng: not a saved random state"),
+        (lambda p: p.pop("rng"), "rng: missing"),
+    ],
+)
+def test_l11_a_malformed_payload_raises_checkpoint_error_naming_the_file_and_the_entry(tmp_path, change, named):
+    path = _saved_payload(tmp_path, change)
+    random_state = torch.get_rng_state()
+    with pytest.raises(CheckpointError) as raised:
+        load_checkpoint(path)
+    message = str(raised.value)
+    assert str(path) in message and named in message and "\n" not in message
+    assert torch.equal(torch.get_rng_state(), random_state)  # checking the saved RNG state left ours alone
+
+
+def test_l11_arguments_a_required_algorithm_refuses_raise_checkpoint_error(tmp_path):
+    from raycomp.algorithms import BlurPool
+    from raycomp.checkpoint import restore_required_algorithms
+    from raycomp.core import Engine
+
+    def bad_blurpool(payload):
+        entry = {"class_path": "raycomp.algorithms.blurpool.BlurPool", "required_on_load": True, "state": {}}
+        payload["state"]["algorithms"].append({**entry, "init_args": {"min_channels": "many"}})
+
+    payload = load_checkpoint(_saved_payload(tmp_path, bad_blurpool))
+    state = State(tiny_model(), "1ep")
+    with pytest.raises(CheckpointError, match=r"Cannot re-create .*BlurPool from the checkpoint's arguments"):
+        restore_required_algorithms(payload, state, Engine(state), recreate=True)
+    assert not any(isinstance(algorithm, BlurPool) for algorithm in state.algorithms)
+
+
+def _kept_run(tmp_path, count=3):
+    kept = KeptCheckpoints(tmp_path / "run", num_to_keep=count)
+    state = State(tiny_model(), "4ep")
+    for batch in range(count):
+        state.timestamp = state.timestamp.to_next_batch(1) if batch else state.timestamp
+        save_to_folder(state, tmp_path / "report")
+        kept.add(tmp_path / "report")
+    return kept
+
+
+def test_m8_corrupt_newest_checkpoint_falls_back_to_the_previous_kept_one(tmp_path, capsys):
+    kept = _kept_run(tmp_path)
+    newest = kept.latest()
+    os.truncate(newest, 1000)
+    chosen = kept.newest_loadable()
+    assert chosen == kept.folders()[-2] / "checkpoint.pt"
+    assert load_checkpoint(chosen)["state"]["timestamp"]["batch"] == 1
+    [warning] = capsys.readouterr().err.splitlines()
+    assert warning.startswith(f"warning: skipping checkpoint {newest}: Cannot read checkpoint")
+
+
+def test_m8_no_loadable_checkpoint_is_one_clear_error(tmp_path, capsys):
+    kept = _kept_run(tmp_path, count=2)
+    for folder in kept.folders():
+        (folder / "checkpoint.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError) as raised:
+        kept.newest_loadable()
+    message = str(raised.value)
+    assert "none of the 2 kept checkpoints" in message and f"delete {kept.folder}" in message
+    assert "\n" not in message
+    assert len(capsys.readouterr().err.splitlines()) == 2  # one warning per skipped file
+    assert KeptCheckpoints(tmp_path / "nothing").newest_loadable() is None  # no checkpoint: start from scratch

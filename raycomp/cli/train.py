@@ -17,12 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from raycomp import checkpoint
-from raycomp.algorithms.registry import algorithm_class
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
 from raycomp.config import ExperimentConfig
-from raycomp.errors import CheckpointError, RaycompError
+from raycomp.errors import RaycompError
 from raycomp.keys import TRACKING_FAILURES
+from raycomp.launch.run_folder import run_guarded
 from raycomp.launch.spec import ResumeSource, TrialSpec
 from raycomp.tracking.ref import redacted_uri
 
@@ -51,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     except RaycompError as error:
         print(f"error: --resume-from {args.resume_from}: {error}", file=sys.stderr)
         return error.exit_code
-    return exit_code_of(lambda: _train(config, args, resume))
+    return exit_code_of(lambda: run_guarded(config, lambda: _train(config, args, resume)))
 
 
 def _train(config: ExperimentConfig, args: argparse.Namespace, resume: tuple[ResumeSource, Path] | None) -> int:
@@ -82,14 +81,12 @@ def fetch_resume_checkpoint(config: ExperimentConfig, reference: str, recreate: 
     A checkpoint trained with a ``required_on_load`` algorithm the config lacks is refused, naming it,
     unless ``recreate`` (the Trainer then re-creates it from the checkpoint, as the core documents).
     """
+    from raycomp.launch.checkpoint_fit import check_fits
     from raycomp.tracking import download_checkpoint, tracking_uri
 
     source = ResumeSource(tracking_uri(config), reference)
     local = download_checkpoint(source.tracking_uri, reference, config.layout.resume_dir)
-    present = [algorithm_class(name) for name in config.algorithms]
-    missing = checkpoint.missing_required(checkpoint.load_checkpoint(local), present)
-    if missing and not recreate:
-        raise CheckpointError(checkpoint.refusal(missing, "--recreate-required"))
+    check_fits(config, local, recreate)  # loads, has its required_on_load algorithms, fits the model
     return source, local
 
 
@@ -100,18 +97,9 @@ def train(spec: TrialSpec, address: str | None = None, *, local_copy: Path | Non
     """
     config = spec.config
     if config.scaling.num_workers == 0:
-        from raycomp.launch.sinks import FolderSink
-        from raycomp.launch.worker import run_in_process
+        from raycomp.launch.worker import run_locally
 
-        sink = FolderSink(checkpoint.KeptCheckpoints(config.layout.run_dir, config.checkpoint.num_to_keep))
-        load_path = sink.checkpoints.latest()
-        if load_path is not None:
-            print(f"resuming from {load_path}", flush=True)
-        elif local_copy is not None:
-            load_path = local_copy
-            print(f"starting from {spec.resume_from.reference} ({load_path})", flush=True)
-        run_in_process(spec, sink, load_path=load_path)
-        return sink.history[-1]
+        return run_locally(spec, local_copy)
 
     from raycomp.launch.cluster import init_ray, torch_trainer
 

@@ -22,6 +22,7 @@ from raycomp import keys
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.errors import EXIT_INTERRUPTED, NotFound, one_line
+from raycomp.launch.run_folder import run_guarded
 from raycomp.report.configs import CONFIG_COLUMNS
 from raycomp.tracking.ref import RunRef, redacted_uri
 
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     config = load_experiment_or_exit(args.experiment, args.overrides)
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # the classic table shows our metric columns
-    return exit_code_of(lambda: _tune(config, args))
+    return exit_code_of(lambda: run_guarded(config, lambda: _tune(config, args), resume=args.resume))
 
 
 def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:

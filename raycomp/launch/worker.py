@@ -19,8 +19,9 @@ import torch
 import torch.distributed as dist
 
 from raycomp import checkpoint
+from raycomp.launch.checkpoint_fit import check_fits
 from raycomp.launch.eval_report import EvalReportCallback
-from raycomp.launch.sinks import ResultSink, TrainSink
+from raycomp.launch.sinks import FolderSink, ResultSink, TrainSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.layout import is_uri
 from raycomp.recipe import build_trainer
@@ -50,6 +51,25 @@ def run_in_process(
     device = torch.device("cuda" if spec.config.scaling.use_gpu else "cpu")
     with _ray_checkpoint(ray_checkpoint) as restored:
         return _run(spec.with_metrics(workers=0), sink, restored or load_path, device)
+
+
+def run_locally(spec: TrialSpec, local_copy: Path | None = None) -> dict[str, Any]:
+    """A run with no Ray at all (``raycomp.train``, ``num_workers: 0``), its checkpoints kept in its folder.
+
+    Resumes from the newest kept checkpoint that loads and fits the config (a damaged newer one is
+    skipped with a warning naming it), else from ``local_copy`` (``--resume-from``'s download), else
+    from scratch. Returns the last result's metrics.
+    """
+    config = spec.config
+    sink = FolderSink(checkpoint.KeptCheckpoints(config.layout.run_dir, config.checkpoint.num_to_keep))
+    load_path = sink.checkpoints.newest_loadable(lambda path: check_fits(config, path, spec.recreate_required))
+    if load_path is not None:
+        print(f"resuming from {load_path}", flush=True)
+    elif local_copy is not None:
+        load_path = local_copy
+        print(f"starting from {spec.resume_from.reference if spec.resume_from else local_copy}", flush=True)
+    run_in_process(spec, sink, load_path=load_path)
+    return sink.history[-1]
 
 
 def _run(spec: TrialSpec, sink: ResultSink, restored: Path | None, device: torch.device) -> EvalReportCallback:

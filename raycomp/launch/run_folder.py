@@ -1,0 +1,176 @@
+"""A command's claim on ``storage_path/name`` before anything starts: writable, one process, one config.
+
+- **Writable.** ``storage_path/name`` and ``TMPDIR`` (where each checkpoint is written first) are
+  written to once at start, so a read-only or full disk is one line now, not a traceback after the
+  first epoch.
+- **One process.** A ``flock`` on ``.raycomp.lock`` in the run folder, which names its holder. The
+  kernel drops it when the holder dies however it dies (SIGKILL included), so a lock is never stale;
+  the file stays, and the next command takes it.
+- **One config.** ``training_config.json`` records the training-relevant keys the folder's checkpoints
+  were trained with. A rerun that would resume them (``raycomp.train`` with checkpoints there,
+  ``raycomp.tune --resume``) with other values is refused with the changed keys: it would record the
+  old run's results under the new params. ``max_duration`` is not among the keys (a longer run resumes
+  on purpose), nor are where and how it runs and is watched (``NOT_TRAINING``: ``name``,
+  ``storage_path``, ``tracking``, ``scaling``, ``checkpoint``, ``failure``, ``eval``, ``data.root``...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import fcntl
+import json
+import os
+import socket
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from raycomp.config import ExperimentConfig
+from raycomp.errors import RunConflict, StorageUnwritable
+from raycomp.launch.signals import sigterm_as_interrupt
+from raycomp.layout import RunLayout, is_uri
+
+# Sections and keys that change where, how long or how a run is watched, not what its checkpoints hold.
+NOT_TRAINING = frozenset(
+    {"name", "storage_path", "tracking", "max_duration", "scaling", "checkpoint", "failure", "eval"}
+    | {"data.root", "data.num_workers", "data.eval_batch_size"}
+)
+_SHOWN = 4  # changed keys listed before "and N more"
+
+
+def run_guarded(config: ExperimentConfig, body: Callable[[], int], *, resume: bool | None = None) -> int:
+    """Runs a CLI's ``body`` with SIGTERM acting as Ctrl-C, holding the run folder (``claimed``)."""
+    with sigterm_as_interrupt(), claimed(config, resume=resume):
+        return body()
+
+
+@contextlib.contextmanager
+def claimed(config: ExperimentConfig, *, resume: bool | None = None) -> Iterator[None]:
+    """Checks and holds ``storage_path/name`` for the block; raises before anything started.
+
+    ``resume``: whether the command will continue the folder's run (``raycomp.tune --resume``); None
+    means it will if the folder holds checkpoints (``raycomp.train`` resumes from them by itself).
+    """
+    layout = config.layout
+    check_writable(layout.local_dir, "storage_path")
+    check_writable(Path(tempfile.gettempdir()), "TMPDIR")
+    with RunLock(layout.lock_file):
+        if resume is None:
+            resume = has_checkpoints(layout)
+        record_training_config(config, refuse_changes=resume)
+        yield
+
+
+def check_writable(folder: Path, setting: str) -> None:
+    """Creates ``folder`` and writes, syncs and removes a small file in it; ``StorageUnwritable`` if it cannot."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".raycomp-probe-") as probe:
+            probe.write(b"\0" * 4096)
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as error:
+        raise StorageUnwritable(
+            f"cannot write to {folder} ({setting}): {error.strerror or error}; point {setting} at a writable folder"
+        ) from None
+
+
+def has_checkpoints(layout: RunLayout) -> bool:
+    """The run folder holds checkpoints a rerun resumes from: raycomp's local ones or Ray Train's."""
+    if is_uri(layout.storage):
+        return False  # not listed from here; the config record is then kept without a check
+    return any(path.is_dir() for path in Path(layout.run_dir).glob("checkpoint_*"))
+
+
+class RunLock:
+    """An exclusive, non-blocking ``flock`` on ``path``, which holds the holder's pid, host and command."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd: int | None = None
+
+    def __enter__(self) -> RunLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_holder(fd)
+            os.close(fd)
+            raise RunConflict(
+                f"{self.path.parent} is in use by {holder}; wait for it to end, or pick another name (--set name=...)"
+            ) from None
+        holder = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": datetime.datetime.now().isoformat(timespec="seconds"),
+            "command": " ".join(sys.argv),
+        }
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(holder).encode(), 0)
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, 0)
+            os.close(self.fd)  # closing drops the flock
+            self.fd = None
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        holder = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        return f"process {holder['pid']} on {holder['host']} since {holder['since']} ({holder['command']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another process"
+
+
+def training_config(config: ExperimentConfig) -> dict[str, Any]:
+    """The dotted keys that decide what a checkpoint holds (algorithms with their defaults filled in):
+    every top-level section but ``NOT_TRAINING``."""
+    flat = config.flatten()
+    return {key: value for key, value in flat.items() if not {key, key.split(".")[0]} & NOT_TRAINING}
+
+
+def record_training_config(config: ExperimentConfig, *, refuse_changes: bool) -> None:
+    """Writes the run's training config beside its checkpoints; first, if ``refuse_changes``, refuses a
+    config that differs from the one recorded there (a folder with no record is taken as it is)."""
+    path = config.layout.training_config_file
+    current = json.loads(json.dumps(training_config(config), default=str))  # as it reads back
+    if refuse_changes and path.is_file():
+        try:
+            recorded = json.loads(path.read_text())
+        except (OSError, ValueError):
+            recorded = None  # unreadable: nothing to compare with; it is written again below
+        changes = changed_keys(recorded, current) if isinstance(recorded, dict) else []
+        if changes:
+            more = f", and {len(changes) - _SHOWN} more" if len(changes) > _SHOWN else ""
+            raise RunConflict(
+                f"{config.layout.run_dir} holds checkpoints trained with another config "
+                f"({', '.join(changes[:_SHOWN])}{more}); resuming them would record the old run under the new "
+                f"values: pick another name (--set name=...), or run it with the config it was started with"
+            )
+    staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    staging.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
+    os.replace(staging, path)
+
+
+def changed_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Each dotted key whose value differs, as ``key: old -> new`` (``unset`` where one side lacks it)."""
+    return [
+        f"{key}: {_shown(old, key)} -> {_shown(new, key)}"
+        for key in sorted(set(old) | set(new))
+        if old.get(key, _UNSET) != new.get(key, _UNSET)
+    ]
+
+
+_UNSET = object()
+
+
+def _shown(values: dict[str, Any], key: str) -> str:
+    return json.dumps(values[key])[:40] if key in values else "unset"
