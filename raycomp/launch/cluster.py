@@ -7,8 +7,10 @@ matter here (docs/ray-notes.md).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 import ray
@@ -22,6 +24,7 @@ from raycomp.launch.worker import SPEC, train_loop_per_worker
 # Ray Train's print patch doubles every line a worker prints.
 RAY_ENV = {"RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.2", "RAY_TRAIN_ENABLE_PRINT_PATCH": "0"}
 TRIAL_SLOT = "trial_slot"  # custom resource a Tune trial's driver holds instead of a CPU its workers need
+LOOPBACK = "127.0.0.1"
 
 
 def init_ray(
@@ -48,15 +51,17 @@ def init_ray(
     cpus = num_cpus or os.cpu_count() or 1
     port = _free_port()
     os.environ["RAY_GCS_SERVER_PORT"] = str(port)
-    ray.init(
-        address="local",
-        num_cpus=cpus,
-        num_gpus=num_gpus,
-        resources={TRIAL_SLOT: cpus},
-        runtime_env={"env_vars": {**env_vars, "RAY_ADDRESS": f"127.0.0.1:{port}"}},
-        include_dashboard=dashboard,
-        dashboard_host="127.0.0.1",
-    )
+    with _loopback_node():
+        ray.init(
+            address="local",
+            num_cpus=cpus,
+            num_gpus=num_gpus,
+            resources={TRIAL_SLOT: cpus},
+            runtime_env={"env_vars": {**env_vars, "RAY_ADDRESS": f"127.0.0.1:{port}"}},
+            include_dashboard=dashboard,
+            dashboard_host="127.0.0.1",
+            _node_ip_address=LOOPBACK,
+        )
 
 
 def torch_trainer(
@@ -85,6 +90,25 @@ def torch_trainer(
             callbacks=list(run_callbacks or []),
         ),
     )
+
+
+@contextlib.contextmanager
+def _loopback_node() -> Iterator[None]:
+    """A private Ray's node on 127.0.0.1, so its GCS, raylet, workers and agents listen on loopback only.
+
+    Ray binds its servers to the node's IP, and ``ray.init`` replaces a loopback ``_node_ip_address`` with
+    the host's address unless Ray runs as a single-host node (its switch ``ENABLE_RAY_CLUSTER``, off on
+    macOS and Windows, read from ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` at import). It is turned off only
+    while this node starts: the driver knows its node afterwards, and joining a cluster never comes here.
+    """
+    from ray._private import ray_constants
+
+    was = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = was
 
 
 def _free_port() -> int:

@@ -118,17 +118,19 @@ class BaselineFirst(Searcher):
         self.baseline_trial, self.baseline = state["baseline_trial"], state["baseline"]
 
 
-def search_space(config: ExperimentConfig) -> tuple[dict[str, Any], Any, int]:
+def search_space(config: ExperimentConfig, max_concurrent: int = 0) -> tuple[dict[str, Any], Any, int]:
     """Tune's ``param_space``, search algorithm and ``num_samples`` for the sweep.
 
     Random search grids over the arms (``sweep_arms``); a search algorithm gets the method arm's
     space and suggests the baseline first (``BaselineFirst``), so the baseline counts as one sample.
+    ``max_concurrent`` (0: no limit) goes to the ``BasicVariantGenerator`` itself: Tune applies
+    ``TuneConfig.max_concurrent_trials`` only to searchers it wraps, and ignores it beside this one.
     """
     sweep = config.sweep or SweepConfig()
     if sweep.search_alg != "optuna":
         from ray.tune.search import BasicVariantGenerator
 
-        searcher = BasicVariantGenerator(random_state=config.seed)
+        searcher = BasicVariantGenerator(random_state=config.seed, max_concurrent=max_concurrent)
         return {"arm": tune.grid_search(sweep_arms(config))}, searcher, 1
     from ray.tune.search.optuna import OptunaSearch
 

@@ -9,6 +9,7 @@ from typing import Any
 import ray
 from ray import tune
 from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler, TrialScheduler
+from ray.tune.search import Searcher
 
 from raycomp import keys
 from raycomp.config import ExperimentConfig, SweepConfig
@@ -121,7 +122,9 @@ def build_tuner(
             f"The Ray cluster declares no '{TRIAL_SLOT}' resource, which each multi-worker trial's driver holds; "
             f"start the head with --resources='{{\"{TRIAL_SLOT}\": 8}}' (cluster.yaml does)"
         )
-    param_space, searcher, num_samples = search_space(config)
+    max_concurrent = concurrent_trials(config, cluster)
+    param_space, searcher, num_samples = search_space(config, max_concurrent)
+    limited_by_searcher = not isinstance(searcher, Searcher)  # a BasicVariantGenerator limits itself
     return tune.Tuner(
         make_trainable(config, parent),
         param_space=param_space,
@@ -131,7 +134,7 @@ def build_tuner(
             scheduler=build_scheduler(sweep),
             search_alg=searcher,
             num_samples=num_samples,
-            max_concurrent_trials=concurrent_trials(config, cluster),
+            max_concurrent_trials=None if limited_by_searcher else max_concurrent,
             reuse_actors=config.scaling.num_workers == 0,
             trial_dirname_creator=lambda trial: trial.trial_id,
         ),
