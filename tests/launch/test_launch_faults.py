@@ -1,0 +1,59 @@
+"""Issue 14's launch defects on a real local Ray: M1 (sweep.max_concurrent_trials honoured) and L9 (the
+private local Ray listens on loopback only)."""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import json
+import os
+
+import psutil
+import yaml
+
+SB = "algorithms.selective_backprop"
+
+
+def test_l9_the_private_local_ray_listens_on_loopback_only(local_ray):
+    assert {node["NodeManagerAddress"] for node in local_ray.nodes()} == {"127.0.0.1"}
+    ours = {os.getpid(), *(child.pid for child in psutil.Process().children(recursive=True))}
+    listening = [
+        (conn.pid, conn.laddr.ip)
+        for conn in psutil.net_connections(kind="inet")
+        if conn.status == psutil.CONN_LISTEN and conn.pid in ours
+    ]
+    assert listening, "Ray's processes listen somewhere"
+    exposed = [(pid, ip, psutil.Process(pid).name()) for pid, ip in listening if not _loopback(ip)]
+    assert not exposed  # GCS, raylet, dashboard agent, workers and the driver (0.0.0.0 or the host's IP before)
+
+
+def _loopback(ip: str) -> bool:
+    address = ipaddress.ip_address(ip)
+    return address.is_loopback or bool(getattr(address, "ipv4_mapped", None) and address.ipv4_mapped.is_loopback)
+
+
+def test_m1_max_concurrent_trials_one_runs_trials_one_after_another(tmp_path, local_ray):
+    from raycomp.tune import main
+
+    experiment = {
+        "name": "serial",
+        "data": {"num_train": 512, "num_test": 128, "batch_size": 64},
+        "max_duration": "3ep",
+        "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
+        "scaling": {"num_workers": 0},
+        "storage_path": str(tmp_path),
+        "tracking": {"enabled": False},
+        "sweep": {"space": {f"{SB}.keep": {"grid": [0.25, 0.75]}}, "max_concurrent_trials": 1},
+    }
+    path = tmp_path / "serial.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    assert main([str(path), "--no-report"]) == 0
+    spans = []  # each trial's [start, end] on the wall clock, from Ray's own result rows
+    for result in (tmp_path / "serial").glob("*/result.json"):
+        rows = [json.loads(line) for line in result.read_text().splitlines() if line.strip()]
+        end = rows[-1]["timestamp"]  # whole seconds
+        spans.append((end - rows[-1]["time_total_s"], end))
+    assert len(spans) == 3
+    spans.sort()
+    for (_, first_end), (second_start, _) in itertools.pairwise(spans):
+        assert second_start >= first_end - 1.5  # two at once (the defect) overlap by a whole trial

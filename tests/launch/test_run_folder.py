@@ -1,0 +1,148 @@
+"""The run folder's claim (issue 14 M4, L7) and SIGTERM (M7): one process and one config per name, storage
+checked before anything starts, and SIGTERM ending a run the way Ctrl-C does."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from mlflow import MlflowClient
+
+from raycomp.config import ExperimentConfig
+from raycomp.errors import RunConflict, StorageUnwritable
+from raycomp.launch.run_folder import RunLock, check_writable, claimed, training_config
+
+
+def experiment(tmp_path: Path, **changes) -> dict:
+    data = {
+        "name": "claimed",
+        "data": {"num_train": 256, "num_test": 128, "batch_size": 32},
+        "max_duration": "2ep",
+        "scaling": {"num_workers": 0},
+        "checkpoint": {"interval": "1ep"},
+        "storage_path": str(tmp_path / "runs"),
+    }
+    data.update(changes)
+    return data
+
+
+def config(tmp_path: Path, **changes) -> ExperimentConfig:
+    return ExperimentConfig.from_dict(experiment(tmp_path, **changes))
+
+
+def fake_checkpoint(config: ExperimentConfig) -> None:
+    (Path(config.layout.run_dir) / "checkpoint_000000").mkdir(parents=True)
+
+
+def test_m4_a_second_process_on_the_same_name_is_refused_naming_the_holder(tmp_path):
+    first = config(tmp_path)
+    # flock belongs to an open file: a second open of the lock file conflicts even within one process
+    holder = r"in use by process \d+ on .* wait for it to end, or pick another"
+    with claimed(first), pytest.raises(RunConflict, match=holder), RunLock(first.layout.lock_file):
+        pass
+    with claimed(first):  # released at the end of the block: the next command takes it
+        pass
+
+
+@pytest.mark.spawns
+def test_m4_the_lock_is_released_when_its_holder_is_killed(tmp_path):
+    lock = tmp_path / "runs" / "claimed" / ".raycomp.lock"
+    script = (
+        "from pathlib import Path\nfrom raycomp.launch.run_folder import RunLock\n"
+        f"RunLock(Path({str(lock)!r})).__enter__()\nprint('held', flush=True)\nimport time; time.sleep(60)"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(RunConflict, match=f"process {holder.pid}"):
+            RunLock(lock).__enter__()
+    finally:
+        holder.kill()
+        holder.wait()
+    with RunLock(lock):  # SIGKILL left no stale lock
+        pass
+
+
+def test_m4_resuming_checkpoints_with_a_changed_training_config_is_refused(tmp_path):
+    first = config(tmp_path)
+    with claimed(first):
+        fake_checkpoint(first)
+    changed = config(tmp_path, optimizer={"lr": 0.9})
+    refused = r"another config \(optimizer\.lr: 0\.05 -> 0\.9\).*--set name="
+    with pytest.raises(RunConflict, match=refused), claimed(changed):
+        pass
+    longer = config(tmp_path, max_duration="5ep", checkpoint={"interval": "2ep"})
+    with claimed(longer):  # a longer run, or other checkpointing, resumes on purpose
+        pass
+    with claimed(changed, resume=False):  # a new sweep (no --resume) does not resume: it records its config
+        pass
+    assert training_config(changed)["optimizer.lr"] == 0.9
+
+
+def test_m4_a_folder_without_checkpoints_takes_any_config(tmp_path):
+    with claimed(config(tmp_path)):
+        pass
+    with claimed(config(tmp_path, optimizer={"lr": 0.9})):
+        pass
+
+
+def test_m4_cli_rerun_with_a_changed_config_exits_2_before_training(tmp_path, capsys):
+    from raycomp.train import main
+
+    path = tmp_path / "one.yaml"
+    path.write_text(yaml.safe_dump(experiment(tmp_path, tracking={"enabled": False})))
+    assert main([str(path)]) == 0
+    capsys.readouterr()
+    assert main([str(path), "--set", "optimizer.lr=0.9"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "optimizer.lr: 0.05 -> 0.9" in err and len(err.splitlines()) == 1
+
+
+def test_l7_an_unwritable_storage_path_is_one_error_at_start(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(StorageUnwritable, match=r"cannot write to .*a-file/x \(storage_path\).*writable folder"):
+        check_writable(blocker / "x", "storage_path")
+    with (
+        pytest.raises(StorageUnwritable, match=r"\(storage_path\)"),
+        claimed(config(tmp_path, storage_path=str(blocker))),
+    ):
+        pytest.fail("the block must not run")
+
+
+@pytest.mark.spawns
+def test_m7_sigterm_ends_a_tracked_local_run_killed_and_leaves_no_temporary_checkpoint(tmp_path):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    data = experiment(tmp_path, max_duration="40ep", tracking={"enabled": True})
+    data["checkpoint"] = {"interval": "1ba"}  # a report with a checkpoint on every batch: SIGTERM lands in one
+    data["eval"] = {"interval": "1ba"}
+    path = tmp_path / "long.yaml"
+    path.write_text(yaml.safe_dump(data))
+    env = {**os.environ, "TMPDIR": str(scratch), "PYTHONUNBUFFERED": "1"}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "raycomp.train", str(path)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    run_folder = tmp_path / "runs" / "claimed"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(list(run_folder.glob("checkpoint_*"))) < 2:
+            time.sleep(0.1)
+        assert list(run_folder.glob("checkpoint_*")), "no checkpoint in time"
+        run.send_signal(signal.SIGTERM)
+        _, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 130, err.decode()[-2000:]
+    assert "Traceback" not in err.decode()
+    client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
+    runs = client.search_runs([client.get_experiment_by_name("claimed").experiment_id])
+    assert [r.info.status for r in runs] == ["KILLED"] and runs[0].info.end_time
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("raycomp-")]  # no leaked checkpoint
