@@ -42,10 +42,18 @@ ProperFraction = Annotated[float, Field(ge=0, lt=1)]  # [0, 1)
 
 
 class ModelConfig(Section):
-    """The network, by name in ``raycomp.models.MODEL_NAMES``."""
+    """The network, by name in ``raycomp.models.MODEL_NAMES``.
+
+    ``num_classes`` sizes a classifier; ``d_model``, ``n_layers``, ``n_heads`` and ``dropout`` size a language
+    model (``gpt``, ``gpt2_hf``), whose sequence length is ``data.seq_len`` and vocabulary the 256 bytes.
+    """
 
     name: str = "cnn"
     num_classes: int = Field(10, ge=2)
+    d_model: int = Field(128, ge=1)
+    n_layers: int = Field(4, ge=1)
+    n_heads: int = Field(4, ge=1)
+    dropout: ProperFraction = 0.0
 
     @field_validator("name")
     @classmethod
@@ -53,6 +61,13 @@ class ModelConfig(Section):
         from raycomp.models import MODEL_NAMES
 
         return one_of(name, MODEL_NAMES, "model")
+
+    @model_validator(mode="after")
+    def _heads_divide_width(self) -> ModelConfig:
+        if self.d_model % self.n_heads:
+            message = f"{self.n_heads} heads do not divide d_model {self.d_model} (make d_model a multiple of it)"
+            raise Invalid([(("n_heads",), message)])
+        return self
 
 
 CIFAR10_TRAIN_SIZE = 50_000
@@ -62,9 +77,11 @@ class DataConfig(Section):
     """The dataset and its loaders. ``batch_size`` is per Ray Train worker: the global batch is it times workers.
 
     ``num_workers`` counts DataLoader worker processes (not Ray workers); ``num_train``/``num_test`` size the
-    synthetic set only. ``root`` is the folder holding ``cifar-10-batches-py``, required for cifar10.
-    ``seed`` generates the synthetic set (null: the experiment's ``seed``); a sweep's repeats change the
-    experiment's seed (initialisation, data order, sampling) but keep the data.
+    synthetic set only. ``root`` is the folder holding ``cifar-10-batches-py``, required for cifar10, or the
+    text file or folder of text files, required for text_files. ``seed`` generates the synthetic set (null:
+    the experiment's ``seed``); a sweep's repeats change the experiment's seed (initialisation, data order,
+    sampling) but keep the data. The text sets (``stdlib_text``, ``text_files``) are cut into ``seq_len``-byte
+    sequences; ``max_bytes`` caps how much of the standard library's source ``stdlib_text`` reads.
     """
 
     name: str = "synthetic"
@@ -75,6 +92,8 @@ class DataConfig(Section):
     batch_size: int = Field(128, ge=1)
     eval_batch_size: int = Field(500, ge=1)
     num_workers: int = Field(0, ge=0)
+    seq_len: int = Field(128, ge=1)
+    max_bytes: int = Field(2_000_000, ge=1)
 
     @field_validator("name")
     @classmethod
@@ -88,11 +107,20 @@ class DataConfig(Section):
         if self.name == "cifar10" and self.root is None:
             message = "required when data.name is 'cifar10' (set it to the folder holding cifar-10-batches-py)"
             raise Invalid([(("root",), message)])
+        if self.name == "text_files" and self.root is None:
+            message = "required when data.name is 'text_files' (set it to a text file or a folder of text files)"
+            raise Invalid([(("root",), message)])
         return self
 
     @property
     def train_size(self) -> int:
-        """Samples in the training set: what a step count per epoch is computed from."""
+        """Samples in the training set: what a step count per epoch is computed from (text: reads the corpus)."""
+        from raycomp.data import TEXT_DATASETS
+
+        if self.name in TEXT_DATASETS:
+            from raycomp.data.loaders import text_train_size
+
+            return text_train_size(self.name, self.root, self.seq_len, self.max_bytes)
         return CIFAR10_TRAIN_SIZE if self.name == "cifar10" else self.num_train
 
 

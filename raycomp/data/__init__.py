@@ -1,9 +1,19 @@
-"""Datasets (synthetic, CIFAR-10 from disk) and the seeded, distributed-ready DataLoader."""
+"""Datasets (synthetic, CIFAR-10 from disk, byte-level text) and the seeded, distributed-ready DataLoader."""
 
 from __future__ import annotations
 
 from raycomp.data.cifar10 import CIFAR10
-from raycomp.data.loaders import DATASET_NAMES, build_dataloader, build_datasets
+from raycomp.data.loaders import DATASET_NAMES, TEXT_DATASETS, build_dataloader, build_datasets
 from raycomp.data.synthetic import SyntheticCIFAR
+from raycomp.data.text import VOCAB_SIZE, TokenSequences
 
-__all__ = ["CIFAR10", "DATASET_NAMES", "SyntheticCIFAR", "build_dataloader", "build_datasets"]
+__all__ = [
+    "CIFAR10",
+    "DATASET_NAMES",
+    "TEXT_DATASETS",
+    "VOCAB_SIZE",
+    "SyntheticCIFAR",
+    "TokenSequences",
+    "build_dataloader",
+    "build_datasets",
+]

@@ -15,8 +15,10 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from raycomp.data.cifar10 import CIFAR10
 from raycomp.data.synthetic import SyntheticCIFAR
+from raycomp.data.text import DEFAULT_MAX_BYTES, TokenSequences, load_streams
 
-DATASET_NAMES: tuple[str, ...] = ("synthetic", "cifar10")
+TEXT_DATASETS: tuple[str, ...] = ("stdlib_text", "text_files")  # token sequences, for language models
+DATASET_NAMES: tuple[str, ...] = ("synthetic", "cifar10", *TEXT_DATASETS)
 
 
 def _world_and_rank() -> tuple[int, int]:
@@ -56,10 +58,15 @@ def build_datasets(
     num_train: int = 5000,
     num_test: int = 1000,
     seed: int = 0,
+    seq_len: int = 128,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    cache_dir: str | None = None,
 ) -> tuple[Dataset, Dataset]:
     """``(train, test)`` for a dataset name; ``num_train``/``num_test``/``seed`` size the synthetic set only.
 
-    CIFAR-10 is always its full 50,000/10,000 split, read from ``root``.
+    CIFAR-10 is always its full 50,000/10,000 split, read from ``root``. The text sets (``raycomp.data.text``)
+    are ``seq_len``-byte ``TokenSequences`` of the stdlib's sources (at most ``max_bytes``) or of the text
+    file or folder ``root``, tokenised once and cached in ``cache_dir`` (None: ``default_cache_dir()``).
     """
     if name == "synthetic":
         return _synthetic(num_train, num_test, seed)
@@ -67,6 +74,8 @@ def build_datasets(
         if root is None:
             raise ValueError("dataset 'cifar10' needs root: the folder holding cifar-10-batches-py")
         return CIFAR10(root, train=True), CIFAR10(root, train=False)
+    if name in TEXT_DATASETS:
+        return _text(name, root, seq_len, max_bytes, cache_dir)
     raise ValueError(f"unknown dataset {name!r}; valid names are {', '.join(DATASET_NAMES)}")
 
 
@@ -75,3 +84,21 @@ def _synthetic(num_train: int, num_test: int, seed: int) -> tuple[Dataset, Datas
     """Generated once per process and shared (the sets are read-only): Tune reuses a trial's process
     for the next trial, which then starts training without regenerating the same data."""
     return SyntheticCIFAR(num_train, "train", seed=seed), SyntheticCIFAR(num_test, "test", seed=seed)
+
+
+@functools.lru_cache(maxsize=2)
+def _text(name: str, root: str | None, seq_len: int, max_bytes: int, cache_dir: str | None) -> tuple[Dataset, Dataset]:
+    """Read once per process, as ``_synthetic``; a changed corpus is seen by the next process (its cache key)."""
+    train, validation = load_streams(name, root=root, max_bytes=max_bytes, cache_dir=cache_dir)
+    for split, stream in (("train", train), ("validation", validation)):
+        if len(stream) <= seq_len:
+            raise ValueError(
+                f"dataset {name!r}: its {split} split has {len(stream)} bytes, too few for one sequence of "
+                f"seq_len {seq_len} (raise data.max_bytes, add text, or lower data.seq_len)"
+            )
+    return TokenSequences(train, seq_len), TokenSequences(validation, seq_len)
+
+
+def text_train_size(name: str, root: str | None, seq_len: int, max_bytes: int) -> int:
+    """Training sequences of a text dataset: what a step count per epoch is computed from (reads the cache)."""
+    return len(_text(name, root, seq_len, max_bytes, None)[0])

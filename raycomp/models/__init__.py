@@ -1,40 +1,91 @@
-"""Models the Trainer can drive, by name: ``build_model("cnn" | "cnn_plain" | "resnet20" | "resnet56")``."""
+"""Models the Trainer can drive, by name: ``build_model("cnn" | "cnn_plain" | "resnet20" | "resnet56" | "gpt" |
+"gpt2_hf", ...)``.
+
+Classifiers (``CLASSIFIER_NAMES``) are built from ``num_classes`` and wrapped in a cross-entropy
+``ClassifierModel``; language models (``LANGUAGE_MODEL_NAMES``, for the text datasets) from a ``GPTConfig``
+(vocabulary, sequence length and sizes) and wrapped in a per-sequence-loss ``LanguageModel``. A config's model
+is ``build_model_for(config)``, which takes the sequence length from ``data.seq_len``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from torch import nn
 
 from raycomp.models.base import ClassifierModel, RaycompModel
 from raycomp.models.cnn import SmallCNN
+from raycomp.models.gpt import GPT, GPTConfig
+from raycomp.models.language import LanguageModel
 from raycomp.models.resnet_cifar import ResNetCIFAR, resnet20, resnet56, resnet_cifar
 
-_BUILDERS: dict[str, Callable[[int], nn.Module]] = {
+if TYPE_CHECKING:
+    from raycomp.config import ExperimentConfig
+
+_CLASSIFIERS: dict[str, Callable[[int], nn.Module]] = {
     "cnn": lambda num_classes: SmallCNN(num_classes=num_classes),
     "cnn_plain": lambda num_classes: SmallCNN(num_classes=num_classes, dropout=0.0, norm=False),
     "resnet20": resnet20,
     "resnet56": resnet56,
 }
-MODEL_NAMES: tuple[str, ...] = tuple(_BUILDERS)
 
 
-def build_model(name: str, num_classes: int = 10) -> ClassifierModel:
-    """The named network wrapped in a cross-entropy ``ClassifierModel``, so configs name models by string."""
-    try:
-        builder = _BUILDERS[name]
-    except KeyError:
-        raise ValueError(f"unknown model {name!r}; valid names are {', '.join(MODEL_NAMES)}") from None
-    return ClassifierModel(builder(num_classes))
+def _hf_gpt2(config: GPTConfig) -> LanguageModel:
+    from raycomp.models.hf_gpt2 import hf_gpt2  # transformers is an optional extra: imported only when built
+
+    return hf_gpt2(config)
+
+
+_LANGUAGE_MODELS: dict[str, Callable[[GPTConfig], RaycompModel]] = {
+    "gpt": lambda config: LanguageModel(GPT(config)),
+    "gpt2_hf": _hf_gpt2,
+}
+CLASSIFIER_NAMES: tuple[str, ...] = tuple(_CLASSIFIERS)
+LANGUAGE_MODEL_NAMES: tuple[str, ...] = tuple(_LANGUAGE_MODELS)
+MODEL_NAMES: tuple[str, ...] = CLASSIFIER_NAMES + LANGUAGE_MODEL_NAMES
+
+
+def build_model(name: str, num_classes: int = 10, *, gpt: GPTConfig | None = None) -> RaycompModel:
+    """The named network as a ``RaycompModel``: classifiers take ``num_classes``, language models ``gpt``."""
+    if name in _CLASSIFIERS:
+        return ClassifierModel(_CLASSIFIERS[name](num_classes))
+    if name in _LANGUAGE_MODELS:
+        return _LANGUAGE_MODELS[name](gpt or GPTConfig())
+    raise ValueError(f"unknown model {name!r}; valid names are {', '.join(MODEL_NAMES)}")
+
+
+def build_model_for(config: ExperimentConfig) -> RaycompModel:
+    """The model ``config`` describes: its ``model`` section, with ``data.seq_len`` for a language model."""
+    model = config.model
+    if model.name not in _LANGUAGE_MODELS:
+        return build_model(model.name, num_classes=model.num_classes)
+    from raycomp.data import VOCAB_SIZE
+
+    gpt = GPTConfig(
+        vocab_size=VOCAB_SIZE,
+        seq_len=config.data.seq_len,
+        d_model=model.d_model,
+        n_layers=model.n_layers,
+        n_heads=model.n_heads,
+        dropout=model.dropout,
+    )
+    return build_model(model.name, gpt=gpt)
 
 
 __all__ = [
+    "CLASSIFIER_NAMES",
+    "GPT",
+    "LANGUAGE_MODEL_NAMES",
     "MODEL_NAMES",
     "ClassifierModel",
+    "GPTConfig",
+    "LanguageModel",
     "RaycompModel",
     "ResNetCIFAR",
     "SmallCNN",
     "build_model",
+    "build_model_for",
     "resnet20",
     "resnet56",
     "resnet_cifar",

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from raycomp.models import MODEL_NAMES, ClassifierModel, SmallCNN, build_model
+from raycomp.models import CLASSIFIER_NAMES, LANGUAGE_MODEL_NAMES, MODEL_NAMES, ClassifierModel, SmallCNN, build_model
 
 
 @pytest.mark.parametrize("size", [32, 16, 8])
@@ -20,7 +20,7 @@ def test_small_cnn_in_channels() -> None:
     assert SmallCNN(num_classes=3, in_channels=1)(torch.randn(2, 1, 16, 16)).shape == (2, 3)
 
 
-@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize("name", CLASSIFIER_NAMES)
 def test_build_model_wraps_in_classifier(name: str) -> None:
     model = build_model(name, num_classes=5).eval()
     assert isinstance(model, ClassifierModel)
@@ -39,7 +39,9 @@ def test_build_model_unknown_name_lists_valid_names() -> None:
 
 
 def test_model_names() -> None:
-    assert MODEL_NAMES == ("cnn", "cnn_plain", "resnet20", "resnet56")
+    assert CLASSIFIER_NAMES == ("cnn", "cnn_plain", "resnet20", "resnet56")
+    assert LANGUAGE_MODEL_NAMES == ("gpt", "gpt2_hf")
+    assert MODEL_NAMES == CLASSIFIER_NAMES + LANGUAGE_MODEL_NAMES
 
 
 def test_plain_cnn_has_no_batch_coupling_layers():
