@@ -23,7 +23,7 @@ from raycomp.core.schedulers import (
     StepScheduler,
 )
 from raycomp.data import build_dataloader, build_datasets
-from raycomp.models import build_model
+from raycomp.models import build_model_for
 from raycomp.trainer import Trainer
 
 
@@ -80,12 +80,18 @@ def build_trainer(
     """
     data = config.data
     train_set, test_set = build_datasets(
-        data.name, root=data.root, num_train=data.num_train, num_test=data.num_test, seed=data_seed(config)
+        data.name,
+        root=data.root,
+        num_train=data.num_train,
+        num_test=data.num_test,
+        seed=data_seed(config),
+        seq_len=data.seq_len,
+        max_bytes=data.max_bytes,
     )
     train_loader = build_dataloader(train_set, data.batch_size, seed=config.seed, num_workers=data.num_workers)
     eval_loader = build_dataloader(test_set, data.eval_batch_size, shuffle=False, num_workers=data.num_workers)
     torch.manual_seed(config.seed)  # the same initial weights on every rank and every retry
-    model = build_model(config.model.name, num_classes=config.model.num_classes)
+    model = build_model_for(config)
     optimizer = build_optimizer(config, model)
     scheduler = build_scheduler(config)
     return Trainer(

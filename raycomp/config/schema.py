@@ -110,6 +110,27 @@ class ExperimentConfig(Section):
         return self
 
     @model_validator(mode="after")
+    def _model_fits_data(self) -> ExperimentConfig:
+        """Language models train on the text datasets' token sequences, classifiers on the others' images."""
+        from raycomp.data import DATASET_NAMES, TEXT_DATASETS
+        from raycomp.models import CLASSIFIER_NAMES, LANGUAGE_MODEL_NAMES
+
+        name, data = self.model.name, self.data.name
+        if (name in LANGUAGE_MODEL_NAMES) == (data in TEXT_DATASETS):
+            return self
+        if name in LANGUAGE_MODEL_NAMES:
+            wanted, kind = f"a text dataset ({', '.join(TEXT_DATASETS)})", "a language model"
+        else:
+            images = [d for d in DATASET_NAMES if d not in TEXT_DATASETS]
+            wanted, kind = f"an image dataset ({', '.join(images)})", "an image classifier"
+        models = LANGUAGE_MODEL_NAMES if data in TEXT_DATASETS else CLASSIFIER_NAMES
+        message = (
+            f"{name!r} is {kind} and needs {wanted}, but data.name is {data!r} "
+            f"(change data.name, or model.name to one of {', '.join(models)})"
+        )
+        raise Invalid([(("model", "name"), message)])
+
+    @model_validator(mode="after")
     def _check_sweep(self) -> ExperimentConfig:
         problems = sweep_problems(self)
         if problems:

@@ -40,7 +40,7 @@ def test_unknown_model_lists_valid_names(tmp_path):
     path = write(tmp_path, "model:\n  name: resnet18\n")
     assert only_problem(path) == (
         f"{path}:2: model.name: unknown model 'resnet18' "
-        "(did you mean 'resnet56'?; valid models: cnn, cnn_plain, resnet20, resnet56)"
+        "(did you mean 'resnet56'?; valid models: cnn, cnn_plain, resnet20, resnet56, gpt, gpt2_hf)"
     )
 
 
