@@ -1,0 +1,80 @@
+"""The language-model workload end to end: raycomp's Trainer and ``python -m raycomp.train`` on stdlib source."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from raycomp.core import Evaluator
+from raycomp.data import build_dataloader, build_datasets
+from raycomp.models import build_model
+from raycomp.models.gpt import GPTConfig
+from raycomp.trainer import Trainer
+
+SMALL_GPT = GPTConfig(seq_len=64, d_model=64, n_layers=2, n_heads=4)
+
+
+def test_a_few_trainer_steps_on_stdlib_source_reduce_the_eval_loss(tmp_path: Path) -> None:
+    train, validation = build_datasets("stdlib_text", seq_len=64, max_bytes=150_000, cache_dir=str(tmp_path))
+    torch.manual_seed(0)
+    model = build_model("gpt", gpt=SMALL_GPT)
+    trainer = Trainer(
+        model,
+        build_dataloader(train, 16, seed=0),
+        "40ba",
+        eval_dataloader=Evaluator("eval", build_dataloader(validation, 64, shuffle=False)),
+        optimizers=torch.optim.AdamW(model.parameters(), lr=3e-3),
+        eval_interval="40ba",
+        seed=0,
+        progress_bar=False,
+    )
+    before = trainer.evaluate()
+    assert before["eval/loss"] == pytest.approx(math.log(256), abs=0.3)  # near uniform over bytes at init
+    trainer.fit()
+    after = trainer.evaluate()
+    assert after["eval/loss"] < before["eval/loss"] - 1.0
+    assert after["eval/accuracy"] > 0.15  # bytes of Python source: spaces, letters, newlines are learnt first
+    assert after["eval/perplexity"] == pytest.approx(math.exp(after["eval/loss"]), rel=1e-3)
+
+
+@pytest.mark.spawns
+def test_python_m_raycomp_train_runs_a_tiny_gpt_on_stdlib_text(tmp_path: Path) -> None:
+    experiment = {
+        "name": "lm",
+        "model": {"name": "gpt", "d_model": 32, "n_layers": 1, "n_heads": 2},
+        "data": {"name": "stdlib_text", "seq_len": 32, "max_bytes": 60_000, "batch_size": 16, "eval_batch_size": 64},
+        "optimizer": {"name": "adamw", "lr": 0.003},
+        "schedule": {"name": "constant"},
+        "max_duration": "20ba",
+        "eval": {"interval": "20ba"},
+        "checkpoint": {"interval": "20ba"},
+        "scaling": {"num_workers": 0},
+        "storage_path": str(tmp_path / "runs"),
+    }
+    path = tmp_path / "lm.yaml"
+    path.write_text(yaml.safe_dump(experiment, sort_keys=False))
+    env = {**os.environ, "RAYCOMP_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run(
+        [sys.executable, "-m", "raycomp.train", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    shown = json.loads(result.stdout[result.stdout.index("{") : result.stdout.index("}\n") + 1])
+    assert shown["eval/loss"] < math.log(256) - 0.5
+    assert shown["eval/perplexity"] == pytest.approx(math.exp(shown["eval/loss"]), rel=1e-3)
+    assert 0 < shown["eval/accuracy"] < 1
+    assert "MLflow run" in result.stdout
+    assert list((tmp_path / "cache").glob("stdlib_text-*.pt"))
+    assert list((tmp_path / "runs" / "lm").glob("checkpoint_*/checkpoint.pt"))
