@@ -13,11 +13,14 @@ import os
 
 from pydantic import BaseModel
 
+from raycomp.algorithms.alibi import Alibi
 from raycomp.algorithms.arguments import arguments_model
 from raycomp.algorithms.blurpool import BlurPool
 from raycomp.algorithms.channels_last import ChannelsLast
 from raycomp.algorithms.cutmix import CutMix
 from raycomp.algorithms.ema import EMA
+from raycomp.algorithms.fused_layernorm import FusedLayerNorm
+from raycomp.algorithms.glu import GatedLinearUnits
 from raycomp.algorithms.gradient_clipping import GradientClipping
 from raycomp.algorithms.label_smoothing import LabelSmoothing
 from raycomp.algorithms.layer_freezing import LayerFreezing
@@ -25,6 +28,7 @@ from raycomp.algorithms.mixup import MixUp
 from raycomp.algorithms.progressive_resizing import ProgressiveResizing
 from raycomp.algorithms.randaugment import RandAugment
 from raycomp.algorithms.selective_backprop import SelectiveBackprop
+from raycomp.algorithms.seq_length_warmup import SeqLengthWarmup
 from raycomp.core.algorithm import Algorithm
 
 # In the order error messages list them.
@@ -40,6 +44,10 @@ ALGORITHMS: dict[str, type[Algorithm]] = {
     "gradient_clipping": GradientClipping,
     "ema": EMA,
     "randaugment": RandAugment,
+    "alibi": Alibi,
+    "gated_linear_units": GatedLinearUnits,
+    "fused_layernorm": FusedLayerNorm,
+    "seq_length_warmup": SeqLengthWarmup,
 }
 
 
