@@ -19,7 +19,7 @@ from raycomp import checkpoint
 from raycomp.config import ExperimentConfig
 from raycomp.core import Engine, Event, Logger, State
 from raycomp.errors import CheckpointError
-from raycomp.models import build_model
+from raycomp.models import build_model_for
 
 _SHOWN = 3  # mismatches listed before "and N more"
 
@@ -50,7 +50,7 @@ def expected_model_state(config: ExperimentConfig, payload: Mapping[str, Any]) -
     Only surgery changes names and shapes, so only ``required_on_load`` algorithms run their INIT here
     (others, such as RandAugment, need the data loader); the checkpoint's own re-created ones follow.
     """
-    model = build_model(config.model.name, num_classes=config.model.num_classes)
+    model = build_model_for(config)
     surgery = [algorithm for algorithm in config.build_algorithms() if type(algorithm).required_on_load()]
     state = State(model, "1ep", algorithms=surgery)
     engine = Engine(state, Logger())
