@@ -124,8 +124,8 @@ def test_model_surgery_blurpool_on_a_torchvision_resnet18():
     assert model(torch.randn(2, 3, 64, 64)).shape == (2, 1000)
 
 
-@pytest.mark.xfail(raises=ModuleNotFoundError, strict=True, reason="raycomp has no ALiBi (docs/core.md)")
 def test_model_surgery_alibi_on_a_hugging_face_gpt2():
+    pytest.importorskip("transformers")  # the nlp extra
     from raycomp import functional as cf  # noqa: I001 (the page's order)
     from raycomp.algorithms.alibi.gpt2_alibi import _attn
     from raycomp.algorithms.alibi.gpt2_alibi import enlarge_mask
@@ -133,7 +133,17 @@ def test_model_surgery_alibi_on_a_hugging_face_gpt2():
     from transformers import GPT2Model
     from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
 
-    model = GPT2Model.from_pretrained("gpt2")
+    # The page loads pretrained weights, a download, into a bare GPT2Model, and then names the position
+    # embedding "module.transformer.wpe", which a bare GPT2Model (whose embedding is `wpe`) does not have: that
+    # path is a GPT2LMHeadModel's inside Composer's wrapper (ComposerTransformer.module), as it is inside
+    # raycomp's LanguageModel. So: a small randomly initialised GPT-2 with the page's 12 heads, wrapped.
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from raycomp.models import LanguageModel
+
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=256, n_positions=32, n_embd=48, n_layer=2, n_head=12, use_cache=False)
+    model = LanguageModel(GPT2LMHeadModel(config))
 
     cf.apply_alibi(
         model=model,
@@ -145,6 +155,15 @@ def test_model_surgery_alibi_on_a_hugging_face_gpt2():
         alibi_attention=_attn,
         mask_replacement_function=enlarge_mask
     )  # fmt: skip
+
+    transformer = model.module.transformer
+    assert isinstance(transformer, GPT2Model)
+    assert transformer.wpe.weight.shape == (8192, 48) and not transformer.wpe.weight.any()
+    assert not transformer.wpe.weight.requires_grad
+    tokens = torch.randint(0, 256, (2, 100))  # longer than the 32 positions the model was built with
+    with torch.no_grad():
+        logits = model.eval()((tokens, tokens))
+    assert logits.shape == (2, 100, 256) and torch.isfinite(logits).all()
 
 
 def test_trainer_with_channels_last_and_blurpool():
