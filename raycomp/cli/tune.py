@@ -4,7 +4,9 @@ Each trial trains one sample of the ``sweep.space`` (plus one baseline trial wit
 algorithms); Tune's table shows progress. At the end the trials' accuracy, wall time, time to the
 baseline's accuracy and speed-up are printed and written to ``storage_path/name/results.{csv,json}``, and
 the speed-up report (figures and ``report.html``) to ``storage_path/name/report/`` (``--no-report``: not).
-``--resume`` continues an interrupted sweep without rerunning finished trials. The sweep is an
+``--resume`` continues a sweep stopped in any way (Ctrl-C, its process or its Ray killed) without
+rerunning finished trials; ``--extend`` adds arms to a sweep (more ``sweep.repeats``, more grid values)
+and trains only those, under the same MLflow run. The sweep is an
 MLflow parent run with a child run per trial (``tracking`` section; docs/tracking.md). A bad config
 exits with code 2, an MLflow store that does not answer with 3, both before Ray starts.
 """
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from raycomp import keys
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
 from raycomp.config import ExperimentConfig, SweepConfig
-from raycomp.errors import EXIT_INTERRUPTED, NotFound, one_line
+from raycomp.errors import EXIT_INTERRUPTED, one_line
 from raycomp.launch.run_folder import run_guarded
 from raycomp.report.configs import CONFIG_COLUMNS
 from raycomp.tracking.ref import RunRef, redacted_uri
@@ -34,7 +36,14 @@ if TYPE_CHECKING:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m raycomp.tune", description=__doc__.splitlines()[0])
     add_experiment_arguments(parser)
-    parser.add_argument("--resume", action="store_true", help="continue the sweep stored at storage_path/name")
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true", help="continue the sweep stored at storage_path/name")
+    again.add_argument(
+        "--extend",
+        action="store_true",
+        help="add the arms this config has and the sweep at storage_path/name lacks (more repeats or grid "
+        "values), training only those",
+    )
     parser.add_argument(
         "--no-report", action="store_true", help="skip the speed-up report (storage_path/name/report/, docs/report.md)"
     )
@@ -45,17 +54,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     config = load_experiment_or_exit(args.experiment, args.overrides)
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # the classic table shows our metric columns
-    return exit_code_of(lambda: run_guarded(config, lambda: _tune(config, args), resume=args.resume))
+    again = args.resume or args.extend
+    return exit_code_of(lambda: run_guarded(config, lambda: _tune(config, args), resume=again, extend=args.extend))
 
 
 def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
-    from raycomp.launch.sweep.tuner import can_resume
     from raycomp.tracking import sweep_run
     from raycomp.tracking.experiment_page import training_runs_url
 
-    if args.resume and not can_resume(config):
-        raise NotFound(f"no sweep to resume at {config.layout.run_dir} (run without --resume to start one)")
-    with sweep_run(config, args.experiment, resume=args.resume) as run:
+    again = args.resume or args.extend
+    with sweep_run(config, args.experiment, resume=again, extend=args.extend) as run:
         page = training_runs_url(run.ref, *config.objective) if run else None
         if page:  # MLflow's UI opens an experiment on GenAI; this page lists the sweep's runs as they go
             print(f"MLflow: the sweep's runs at {page}", flush=True)
@@ -70,23 +78,21 @@ def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
 def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | None) -> int:
     """Runs (or resumes) the sweep, then writes its results and report; returns the CLI's exit code."""
     from raycomp.launch.cluster import init_ray
-    from raycomp.launch.sweep.outcome import trial_records, unfinished
-    from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
+    from raycomp.launch.sweep.outcome import trial_records
+    from raycomp.launch.sweep.runner import run_sweep
     from raycomp.report.configs import format_verdicts, summarize_configs
     from raycomp.report.results_files import write_results
     from raycomp.report.summary import format_table, summarize
 
     init_ray(args.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
-    tuner = restore_tuner(config, parent) if args.resume else build_tuner(config, parent)
-    results = tuner.fit()
-    left = unfinished(results)
-    if left:  # Ctrl-C: Tune saved the sweep's state and returned
-        print(f"sweep interrupted with {left} of {len(results)} trials unfinished; continue it with:")
+    outcome = run_sweep(config, parent, resume=args.resume, extend=args.extend)
+    if outcome.unfinished:  # Ctrl-C: Tune saved the sweep's state and returned
+        print(f"sweep interrupted with {outcome.unfinished} trials unfinished; continue it with:")
         print(f"  python -m raycomp.tune {args.experiment} {' '.join(_quoted(args.overrides))} --resume")
         return EXIT_INTERRUPTED
 
     metric, mode = config.objective
-    summaries = summarize(trial_records(results), metric, mode)
+    summaries = summarize(trial_records(outcome.grids), metric, mode)
     sweep_section = config.sweep or SweepConfig()
     verdicts = summarize_configs(summaries, mode, sweep_section.accuracy_tolerance, sweep_section.confidence)
     folder = config.layout.local_dir  # tables stay on the driver when storage is a URI

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from raycomp.config import ExperimentConfig
-from raycomp.errors import RunConflict, StorageUnwritable
+from raycomp.errors import NotFound, RunConflict, StorageUnwritable
 from raycomp.launch.signals import sigterm_as_interrupt
 from raycomp.layout import RunLayout, is_uri
 
@@ -41,27 +41,39 @@ NOT_TRAINING = frozenset(
 _SHOWN = 4  # changed keys listed before "and N more"
 
 
-def run_guarded(config: ExperimentConfig, body: Callable[[], int], *, resume: bool | None = None) -> int:
+def run_guarded(
+    config: ExperimentConfig, body: Callable[[], int], *, resume: bool | None = None, extend: bool = False
+) -> int:
     """Runs a CLI's ``body`` with SIGTERM acting as Ctrl-C, holding the run folder (``claimed``)."""
-    with sigterm_as_interrupt(), claimed(config, resume=resume):
+    with sigterm_as_interrupt(), claimed(config, resume=resume, extend=extend):
         return body()
 
 
 @contextlib.contextmanager
-def claimed(config: ExperimentConfig, *, resume: bool | None = None) -> Iterator[None]:
+def claimed(config: ExperimentConfig, *, resume: bool | None = None, extend: bool = False) -> Iterator[None]:
     """Checks and holds ``storage_path/name`` for the block; raises before anything started.
 
-    ``resume``: whether the command will continue the folder's run (``raycomp.tune --resume``); None
-    means it will if the folder holds checkpoints (``raycomp.train`` resumes from them by itself).
+    ``resume``: whether the command will continue the folder's run (``raycomp.tune --resume`` or
+    ``--extend``), which must then have been started there; None means it will if the folder holds
+    checkpoints (``raycomp.train`` resumes from them by itself). ``extend``: the ``sweep`` section may
+    differ from the recorded one (``--extend`` adds arms); every other training key must not.
     """
     layout = config.layout
+    if resume and not was_started(layout):
+        raise NotFound(f"no sweep to continue at {layout.run_dir} (run without --resume or --extend to start one)")
     check_writable(layout.local_dir, "storage_path")
     check_writable(Path(tempfile.gettempdir()), "TMPDIR")
     with RunLock(layout.lock_file):
         if resume is None:
             resume = has_checkpoints(layout)
-        record_training_config(config, refuse_changes=resume)
+        record_training_config(config, refuse_changes=resume, except_sweep=extend)
         yield
+
+
+def was_started(layout: RunLayout) -> bool:
+    """A command started a run in the folder: it recorded its config (before anything else), or, for a
+    sweep from before that record, Tune saved its tuner there. Killed at any moment after, it resumes."""
+    return layout.training_config_file.is_file() or (layout.local_dir / "tuner.pkl").is_file()
 
 
 def check_writable(folder: Path, setting: str) -> None:
@@ -137,9 +149,10 @@ def training_config(config: ExperimentConfig) -> dict[str, Any]:
     return {key: value for key, value in flat.items() if not {key, key.split(".")[0]} & NOT_TRAINING}
 
 
-def record_training_config(config: ExperimentConfig, *, refuse_changes: bool) -> None:
+def record_training_config(config: ExperimentConfig, *, refuse_changes: bool, except_sweep: bool = False) -> None:
     """Writes the run's training config beside its checkpoints; first, if ``refuse_changes``, refuses a
-    config that differs from the one recorded there (a folder with no record is taken as it is)."""
+    config that differs from the one recorded there (a folder with no record is taken as it is), in any
+    key but the ``sweep`` section's if ``except_sweep``."""
     path = config.layout.training_config_file
     current = json.loads(json.dumps(training_config(config), default=str))  # as it reads back
     if refuse_changes and path.is_file():
@@ -148,6 +161,8 @@ def record_training_config(config: ExperimentConfig, *, refuse_changes: bool) ->
         except (OSError, ValueError):
             recorded = None  # unreadable: nothing to compare with; it is written again below
         changes = changed_keys(recorded, current) if isinstance(recorded, dict) else []
+        if except_sweep:
+            changes = [change for change in changes if not change.startswith("sweep.")]
         if changes:
             more = f", and {len(changes) - _SHOWN} more" if len(changes) > _SHOWN else ""
             raise RunConflict(

@@ -44,15 +44,19 @@ class TrackedRun:
 
 
 @contextmanager
-def sweep_run(config: ExperimentConfig, experiment_file: str | None, *, resume: bool) -> Iterator[TrackedRun | None]:
-    """The sweep's parent run (reopened if ``resume`` finds an unfinished one); None with tracking off.
+def sweep_run(
+    config: ExperimentConfig, experiment_file: str | None, *, resume: bool, extend: bool = False
+) -> Iterator[TrackedRun | None]:
+    """The sweep's parent run (reopened if ``resume`` finds an unfinished one, or with ``extend`` a
+    finished one, whose ``config.yaml`` then becomes the extended config); None with tracking off.
 
     Raises ``TrackingUnavailable`` at entry when the store does not answer.
     """
     if not config.tracking.enabled:
         yield None
         return
-    with _ended(TrackedRun(_open_top_level(config, SWEEP, experiment_file, reopen=resume))) as run:
+    ref = _open_top_level(config, SWEEP, experiment_file, reopen=resume or extend, reopen_finished=extend)
+    with _ended(TrackedRun(ref)) as run:
         yield run
 
 
@@ -165,27 +169,45 @@ def _children(client: MlflowClient, parent: RunRef) -> dict[str, str]:
 # ---- opening and ending ----------------------------------------------------------------------------------
 
 
-def _open_top_level(config: ExperimentConfig, kind: str, experiment_file: str | None, *, reopen: bool) -> RunRef:
+def _open_top_level(
+    config: ExperimentConfig, kind: str, experiment_file: str | None, *, reopen: bool, reopen_finished: bool = False
+) -> RunRef:
     """A tagged run holding the resolved config (and, for a training, its params); ``reopen`` continues
-    the latest unfinished run of the same storage path and name instead."""
+    the latest unfinished run of the same storage path and name instead (``reopen_finished``: finished
+    too, its config.yaml replaced)."""
     client, experiment_id = open_experiment(config)
     uri, key = tracking_uri(config), config.layout.run_key(kind)
     if reopen:
         previous = _find(client, experiment_id, {keys.RUN_KEY_TAG: key})
-        if previous is not None and previous.info.status != FINISHED:
+        if previous is not None and (reopen_finished or previous.info.status != FINISHED):
             client.update_run(previous.info.run_id, status=RUNNING)
+            if reopen_finished:  # the config it now runs (the old one is in git or in its trials' params)
+                _log_config_file(client, previous.info.run_id, config)
             return RunRef(uri, experiment_id, previous.info.run_id)
     tags = {**environment_tags(experiment_file), keys.RUN_KEY_TAG: key, keys.KIND_TAG: kind}
     run_id = client.create_run(experiment_id, tags=tags, run_name=config.name).info.run_id
-    client.log_text(run_id, yaml.safe_dump(public_config(config), sort_keys=False), CONFIG_FILE)
+    _log_config_file(client, run_id, config)
     if kind == TRAIN:
         log_config(client, run_id, config)
     return RunRef(uri, experiment_id, run_id)
 
 
+def _log_config_file(client: MlflowClient, run_id: str, config: ExperimentConfig) -> None:
+    client.log_text(run_id, yaml.safe_dump(public_config(config), sort_keys=False), CONFIG_FILE)
+
+
 def _open_trial(parent: RunRef, trial_id: str, arm: Mapping[str, Any], config: ExperimentConfig) -> RunRef:
+    """The trial's child run: its own, else the run of the same arm (config id and repeat) that a trial
+    lost with a killed driver's unsaved state opened (retagged: one run per arm), else a new one."""
     client = make_client(parent.tracking_uri)
     previous = _find(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id})
+    if previous is None and arm.get("config_id") is not None:
+        same_arm = {keys.PARENT_TAG: parent.run_id, keys.CONFIG_ID_TAG: str(arm["config_id"])}
+        if arm.get("repeat") is not None:
+            same_arm[keys.REPEAT_TAG] = str(arm["repeat"])
+        previous = _find(client, parent.experiment_id, same_arm)
+        if previous is not None:
+            client.set_tag(previous.info.run_id, keys.TRIAL_TAG, trial_id)
     if previous is not None:
         client.update_run(previous.info.run_id, status=RUNNING)
         return RunRef(parent.tracking_uri, parent.experiment_id, previous.info.run_id)

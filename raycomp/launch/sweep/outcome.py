@@ -3,42 +3,55 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from ray import tune
 
 from raycomp import keys
 from raycomp.errors import one_line
+from raycomp.launch.sweep.ledger import arm_key, result_arm
 from raycomp.report.summary import TrialRecord
 
 
-def trial_records(results: tune.ResultGrid) -> list[TrialRecord]:
-    """Every trial's arm, status and full report history, baseline first."""
-    records = []
-    for result in results:
-        history = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
-        arm = (result.config or {}).get("arm") or {"variant": (history[-1] if history else {}).get("variant", "?")}
-        trial_id = (result.metrics or {}).get("trial_id") or os.path.basename(result.path)
-        status = _status(result, history)
-        error = _error_line(result.error) if result.error else None
-        overrides = {path: value for path, value in arm.get("overrides", {}).items() if value is not None}
-        traces = (result.metrics or {}).get(keys.TRACES)  # the last result's: whole-run totals
-        records.append(
-            TrialRecord(
-                trial_id,
-                arm["variant"],
-                overrides,
-                status,
-                history,
-                error,
-                traces=traces,
-                config_id=arm.get("config_id"),
-                repeat=arm.get("repeat"),
-                budget=arm.get("budget"),
-            )
-        )
-    records.sort(key=lambda record: record.variant != keys.BASELINE)
-    return records
+def trial_records(grids: tune.ResultGrid | Iterable[tune.ResultGrid]) -> list[TrialRecord]:
+    """Every trial's arm, status and full report history over the sweep's Tune experiments, baseline first.
+
+    An arm trained twice (only if a lost state made a continued sweep train it again) counts once: its
+    finished trial, else its latest.
+    """
+    if isinstance(grids, tune.ResultGrid):
+        grids = [grids]
+    records: dict[str, TrialRecord] = {}
+    for result in (result for grid in grids for result in grid):
+        record = _record(result)
+        arm = result_arm(result) or {"trial_id": record.trial_id}
+        key = f"{arm.get('config_id')} {arm_key(arm)}"
+        if key not in records or records[key].status != keys.TERMINATED:
+            records[key] = record
+    return sorted(records.values(), key=lambda record: record.variant != keys.BASELINE)
+
+
+def _record(result: tune.Result) -> TrialRecord:
+    history = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
+    arm = result_arm(result) or {"variant": (history[-1] if history else {}).get("variant", "?")}
+    trial_id = (result.metrics or {}).get("trial_id") or os.path.basename(result.path)
+    status = _status(result, history)
+    error = _error_line(result.error) if result.error else None
+    overrides = {path: value for path, value in arm.get("overrides", {}).items() if value is not None}
+    traces = (result.metrics or {}).get(keys.TRACES)  # the last result's: whole-run totals
+    return TrialRecord(
+        trial_id,
+        arm["variant"],
+        overrides,
+        status,
+        history,
+        error,
+        traces=traces,
+        config_id=arm.get("config_id"),
+        repeat=arm.get("repeat"),
+        budget=arm.get("budget"),
+    )
 
 
 def unfinished(results: tune.ResultGrid) -> int:

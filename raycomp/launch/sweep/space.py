@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import random
+import zlib
 from typing import Any
 
 import numpy as np
@@ -47,7 +49,7 @@ def sweep_arms(config: ExperimentConfig) -> list[dict[str, Any]]:
             configs.append(
                 {"variant": FRONTIER, "config_id": f"{FRONTIER}-{budget:g}", "overrides": blank, "budget": budget}
             )
-    configs += _method_configs(sweep, np.random.RandomState(config.seed))
+    configs += _method_configs(sweep, config.seed)
     arms = []
     for repeat in range(sweep.repeats):
         block = [{**arm, "repeat": repeat} for arm in configs]
@@ -57,17 +59,27 @@ def sweep_arms(config: ExperimentConfig) -> list[dict[str, Any]]:
     return arms
 
 
-def _method_configs(sweep: SweepConfig, rng: np.random.RandomState) -> list[dict[str, Any]]:
-    """Every grid combination ``num_samples`` times, the other domains drawn once per configuration."""
+def _method_configs(sweep: SweepConfig, seed: int) -> list[dict[str, Any]]:
+    """Every grid combination ``num_samples`` times, the other domains drawn once per configuration.
+
+    Each configuration's draws are seeded by the experiment's seed, its grid values and its sample index,
+    so a sweep extended with more grid values or samples (``--extend``) keeps the draws it trained.
+    """
     grids = {path: domain.values for path, domain in sweep.space.items() if domain.kind == "grid"}
     samplers = {path: tune_domain(domain) for path, domain in sweep.space.items() if domain.kind != "grid"}
     configs = []
     for combination in itertools.product(*grids.values()):
-        for _ in range(sweep.num_samples):
+        for sample in range(sweep.num_samples):
+            rng = np.random.RandomState(_draw_seed(seed, combination, sample))
             drawn = {path: _plain(sampler.sample(random_state=rng)) for path, sampler in samplers.items()}
             overrides = {path: {**dict(zip(grids, combination, strict=True)), **drawn}[path] for path in sweep.space}
             configs.append({"variant": METHOD, "config_id": f"{METHOD}-{len(configs) + 1}", "overrides": overrides})
     return configs
+
+
+def _draw_seed(seed: int, combination: tuple[Any, ...], sample: int) -> int:
+    text = json.dumps([seed, list(combination), sample], default=str)
+    return zlib.crc32(text.encode())
 
 
 def _plain(value: Any) -> Any:
@@ -118,20 +130,23 @@ class BaselineFirst(Searcher):
         self.baseline_trial, self.baseline = state["baseline_trial"], state["baseline"]
 
 
-def search_space(config: ExperimentConfig, max_concurrent: int = 0) -> tuple[dict[str, Any], Any, int]:
+def search_space(
+    config: ExperimentConfig, max_concurrent: int = 0, arms: list[dict[str, Any]] | None = None
+) -> tuple[dict[str, Any], Any, int]:
     """Tune's ``param_space``, search algorithm and ``num_samples`` for the sweep.
 
     Random search grids over the arms (``sweep_arms``); a search algorithm gets the method arm's
     space and suggests the baseline first (``BaselineFirst``), so the baseline counts as one sample.
     ``max_concurrent`` (0: no limit) goes to the ``BasicVariantGenerator`` itself: Tune applies
     ``TuneConfig.max_concurrent_trials`` only to searchers it wraps, and ignores it beside this one.
+    ``arms`` replaces the sweep's own arms (a resumed or extended sweep trains only the missing ones).
     """
     sweep = config.sweep or SweepConfig()
     if sweep.search_alg != "optuna":
         from ray.tune.search import BasicVariantGenerator
 
         searcher = BasicVariantGenerator(random_state=config.seed, max_concurrent=max_concurrent)
-        return {"arm": tune.grid_search(sweep_arms(config))}, searcher, 1
+        return {"arm": tune.grid_search(sweep_arms(config) if arms is None else arms)}, searcher, 1
     from ray.tune.search.optuna import OptunaSearch
 
     overrides = {p: tune_domain(d) for p, d in sweep.space.items()}

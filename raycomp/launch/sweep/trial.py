@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pyarrow.fs
 from ray import tune
 
 from raycomp import keys
+from raycomp.checkpoint import KeptCheckpoints
 from raycomp.config import ExperimentConfig, trial_config
+from raycomp.errors import CheckpointError
 from raycomp.launch.cluster import torch_trainer
 from raycomp.launch.sinks import TuneSink
 from raycomp.launch.spec import TrialSpec
@@ -33,10 +37,30 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
             fixed[keys.TRACKING_FAILURES] = 1
         spec = TrialSpec(config, metric, mode, run=run, fixed_metrics=fixed)
         if config.scaling.num_workers == 0:
-            run_in_process(spec, TuneSink(), tune.get_checkpoint())
+            newest = newest_trial_checkpoint()
+            if newest is not None:
+                run_in_process(spec, TuneSink(), load_path=newest)
+            else:
+                run_in_process(spec, TuneSink(), tune.get_checkpoint())
             return
         from ray.tune.integration.ray_train import TuneReportCallback
 
         # Named after the trial, so a restored sweep's trial resumes its own Train run.
         trainer = torch_trainer(spec, trial_id, sweep.layout.train_dir, run_callbacks=[TuneReportCallback()])
         trainer.fit()
+
+
+def newest_trial_checkpoint() -> Path | None:
+    """The newest checkpoint in this trial's folder that loads, on local storage (else None: Tune's own).
+
+    Tune restores a trial from the last checkpoint its saved sweep state registered. A driver killed
+    outright saved that state a while before it died, so the trial's folder can hold newer checkpoints,
+    up to its final one: resuming from those, a trial that had finished trains no step again.
+    """
+    storage = tune.get_context().get_storage()
+    if not isinstance(storage.storage_filesystem, pyarrow.fs.LocalFileSystem):
+        return None
+    try:
+        return KeptCheckpoints(storage.trial_fs_path).newest_loadable()
+    except CheckpointError:  # none whole (killed while its first was copied): from Tune's, or from scratch
+        return None

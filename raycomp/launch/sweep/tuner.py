@@ -108,12 +108,19 @@ def make_trainable(config: ExperimentConfig, parent: RunRef | None) -> Any:
 
 
 def build_tuner(
-    config: ExperimentConfig, parent: RunRef | None = None, callbacks: list[tune.Callback] | None = None
+    config: ExperimentConfig,
+    parent: RunRef | None = None,
+    callbacks: list[tune.Callback] | None = None,
+    *,
+    arms: list[dict[str, Any]] | None = None,
+    folder: tuple[str, str] | None = None,
 ) -> tune.Tuner:
     """The Tuner for ``config``'s sweep (no ``sweep`` section: the baseline and the config as written).
 
     ``parent`` is the sweep's MLflow run: each trial logs a child run under it. ``callbacks`` are extra
-    Tune callbacks on the driver (benchmarks time trial starts with one).
+    Tune callbacks on the driver (benchmarks time trial starts with one). ``arms`` (random search only)
+    replaces the sweep's arms and ``folder`` (storage_path, name) its experiment folder: a continued
+    sweep trains the arms it lacks in an experiment of their own (ledger.py).
     """
     sweep = config.sweep or SweepConfig()
     cluster = ray.cluster_resources()
@@ -123,7 +130,8 @@ def build_tuner(
             f"start the head with --resources='{{\"{TRIAL_SLOT}\": 8}}' (cluster.yaml does)"
         )
     max_concurrent = concurrent_trials(config, cluster)
-    param_space, searcher, num_samples = search_space(config, max_concurrent)
+    param_space, searcher, num_samples = search_space(config, max_concurrent, arms)
+    storage_path, name = folder or (config.layout.storage, config.name)
     limited_by_searcher = not isinstance(searcher, Searcher)  # a BasicVariantGenerator limits itself
     return tune.Tuner(
         make_trainable(config, parent),
@@ -139,8 +147,8 @@ def build_tuner(
             trial_dirname_creator=lambda trial: trial.trial_id,
         ),
         run_config=tune.RunConfig(
-            name=config.name,
-            storage_path=config.layout.storage,
+            name=name,
+            storage_path=storage_path,
             callbacks=[*(callbacks or []), *([CloseOrphanedRuns(parent)] if parent is not None else [])],
             progress_reporter=progress_reporter(sweep),
             verbose=1,  # the table only; each result in full is in the trial folders
@@ -149,16 +157,11 @@ def build_tuner(
     )
 
 
-def can_resume(config: ExperimentConfig) -> bool:
-    return tune.Tuner.can_restore(config.layout.run_dir)
-
-
-def restore_tuner(config: ExperimentConfig, parent: RunRef | None = None) -> tune.Tuner:
-    """The interrupted sweep at ``storage_path/name``: unfinished trials resume, finished ones stay.
+def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None = None) -> tune.Tuner:
+    """The Tune experiment saved in ``folder``: unfinished trials resume, finished ones stay.
 
     Tune restores the callbacks it saved with the sweep, ``CloseOrphanedRuns`` among them.
     """
-    path = config.layout.run_dir
-    if not tune.Tuner.can_restore(path):
-        raise NotFound(f"no sweep to resume at {path} (run without --resume to start one)")
-    return tune.Tuner.restore(path, trainable=make_trainable(config, parent), resume_unfinished=True)
+    if not tune.Tuner.can_restore(folder):
+        raise NotFound(f"no sweep to resume at {folder} (run without --resume to start one)")
+    return tune.Tuner.restore(folder, trainable=make_trainable(config, parent), resume_unfinished=True)

@@ -1,0 +1,112 @@
+"""What a sweep holds on disk across its Tune experiments: which arms have a trial, which are missing.
+
+A sweep is its arms (``space.sweep_arms``). Tune keeps them in one experiment folder, but a driver
+killed outright leaves Tune's saved state behind its trials, and Tune refuses to add arms to a finished
+experiment. So a sweep may span several Tune experiments: the first in ``storage_path/name`` and each
+later one, holding only arms no earlier one had (``--extend``'s, or any a killed driver lost), in
+``storage_path/name/more-<k>``. An arm is identified by what it trains (``arm_key``), not by Tune's
+trial id or by its position in the sweep, so its configuration keeps its ``config_id`` when a grid grows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow.fs
+from ray import tune
+
+from raycomp.keys import METHOD
+
+MORE = "more-"
+_STATE_PREFIX = "experiment_state"
+
+
+def arm_key(arm: dict[str, Any], *, with_repeat: bool = True) -> str:
+    """What an arm trains: variant, budget, the values it sets (and its repeat, i.e. its seed)."""
+    identity = {
+        "variant": arm.get("variant"),
+        "budget": arm.get("budget"),
+        "overrides": {path: value for path, value in (arm.get("overrides") or {}).items() if value is not None},
+    }
+    if with_repeat:
+        identity["repeat"] = arm.get("repeat")
+    return json.dumps(identity, sort_keys=True, default=str)
+
+
+def experiment_folders(run_dir: str) -> list[str]:
+    """The sweep's Tune experiment folders, oldest first: ``run_dir`` and its ``more-<k>``."""
+    fs, path = _filesystem(run_dir)
+    found = fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))
+    more = sorted(
+        int(info.base_name[len(MORE) :])
+        for info in found
+        if info.type == pyarrow.fs.FileType.Directory and re.fullmatch(rf"{MORE}\d+", info.base_name)
+    )
+    return [run_dir] + [f"{run_dir.rstrip('/')}/{MORE}{k}" for k in more]
+
+
+def has_state(folder: str) -> bool:
+    """Tune saved an experiment here that ``Tuner.restore`` can continue (its tuner and a state file)."""
+    if not tune.Tuner.can_restore(folder):
+        return False
+    fs, path = _filesystem(folder)
+    found = fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))
+    return any(info.base_name.startswith(_STATE_PREFIX) for info in found)
+
+
+def next_folder(run_dir: str) -> tuple[str, str]:
+    """Where the sweep's next Tune experiment goes, as (storage_path, name) for its RunConfig."""
+    folders = [folder for folder in experiment_folders(run_dir) if has_state(folder)]
+    if not folders:
+        return os.path.dirname(run_dir.rstrip("/")), os.path.basename(run_dir.rstrip("/"))
+    return run_dir, f"{MORE}{len(experiment_folders(run_dir))}"
+
+
+def result_arm(result: tune.Result) -> dict[str, Any] | None:
+    """A trial's arm: from its config, or from its folder's ``params.json`` (a trial that failed first)."""
+    arm = (result.config or {}).get("arm")
+    if arm is not None:
+        return arm
+    try:
+        fs, path = _filesystem(result.path)
+        with fs.open_input_stream(f"{path}/params.json") as stream:
+            return json.loads(stream.read()).get("arm")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def relabeled(arms: list[dict[str, Any]], previous: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``arms`` with each configuration the sweep trained before under its old ``config_id``, and each
+    new one under an id no old configuration has: a grown grid shifts the positions ids come from."""
+    known = {arm_key(arm, with_repeat=False): arm["config_id"] for arm in previous}
+    used = set(known.values())
+    assigned: dict[str, str] = {}
+    numbers = iter(range(1, 1_000_000))
+    out = []
+    for arm in arms:
+        key = arm_key(arm, with_repeat=False)
+        config_id = known.get(key) or assigned.get(key)
+        if config_id is None:
+            config_id = arm["config_id"]
+            while config_id in used:
+                config_id = f"{METHOD}-{next(numbers)}"
+            used.add(config_id)
+            assigned[key] = config_id
+        out.append({**arm, "config_id": config_id})
+    return out
+
+
+def missing_arms(arms: list[dict[str, Any]], trained: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The arms no trial of the sweep has trained (or is training)."""
+    have = {arm_key(arm) for arm in trained}
+    return [arm for arm in arms if arm_key(arm) not in have]
+
+
+def _filesystem(path: str) -> tuple[pyarrow.fs.FileSystem, str]:
+    if "://" in path:
+        return pyarrow.fs.FileSystem.from_uri(path)
+    return pyarrow.fs.LocalFileSystem(), os.path.abspath(path)

@@ -1,0 +1,66 @@
+"""Running a sweep: a new one, or the continuation of one (``--resume``, ``--extend``) after any stop.
+
+A new sweep is one Tune experiment over all its arms. A continued one first restores each of its Tune
+experiments (ledger.py), whose unfinished trials resume from their newest checkpoint and whose finished
+ones stay; then, with random search, the arms no trial holds (new repeats or grid values of
+``--extend``, or arms a driver killed outright generated but never saved) train in a new experiment.
+Results are read from all of them, so the tables and the report cover every trial of the sweep.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ray import tune
+
+from raycomp.config import ExperimentConfig, SweepConfig
+from raycomp.errors import ConfigError
+from raycomp.launch.sweep.ledger import experiment_folders, has_state, missing_arms, next_folder, relabeled, result_arm
+from raycomp.launch.sweep.outcome import unfinished
+from raycomp.launch.sweep.space import sweep_arms
+from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
+from raycomp.tracking.ref import RunRef
+
+
+@dataclasses.dataclass
+class SweepOutcome:
+    """The sweep's Tune results, one grid per experiment, and how many trials a Ctrl-C left unfinished."""
+
+    grids: list[tune.ResultGrid]
+    unfinished: int = 0
+
+
+def run_sweep(
+    config: ExperimentConfig,
+    parent: RunRef | None,
+    *,
+    resume: bool = False,
+    extend: bool = False,
+    callbacks: list[tune.Callback] | None = None,
+) -> SweepOutcome:
+    """Runs the sweep (or continues it) on the Ray the caller started; stops at the first Ctrl-C."""
+    sweep = config.sweep or SweepConfig()
+    random_search = sweep.search_alg != "optuna"
+    if extend and not random_search:
+        raise ConfigError("--extend needs sweep.search_alg: random (a searcher samples each trial anew)")
+    if not (resume or extend):
+        grid = build_tuner(config, parent, callbacks).fit()
+        return SweepOutcome([grid], unfinished(grid))
+    grids: list[tune.ResultGrid] = []
+    run_dir = config.layout.run_dir
+    for folder in experiment_folders(run_dir):
+        if has_state(folder):
+            grid = restore_tuner(config, folder, parent).fit()
+            grids.append(grid)
+            if unfinished(grid):
+                return SweepOutcome(grids, unfinished(grid))
+    if not random_search and grids:
+        return SweepOutcome(grids)
+    trained = [arm for grid in grids for arm in map(result_arm, grid) if arm is not None]
+    arms = missing_arms(relabeled(sweep_arms(config), trained), trained) if random_search else None
+    if arms == []:
+        return SweepOutcome(grids)
+    if arms is not None and grids:
+        print(f"training {len(arms)} arm(s) the sweep has no trial of yet", flush=True)
+    grid = build_tuner(config, parent, callbacks, arms=arms, folder=next_folder(run_dir)).fit()
+    return SweepOutcome([*grids, grid], unfinished(grid))

@@ -1,0 +1,230 @@
+"""Crash-proof sweeps: `python -m raycomp.tune` killed outright, or its Ray stopped under it, then `--resume`d,
+ends as an uninterrupted sweep does; `--extend` adds repeats to a finished sweep.
+
+Each sweep runs as a process of its own (in its own session, so SIGKILL to its group takes its private Ray
+with it). Trials train in the trial's process (num_workers 0) on CPU, so they are deterministic: the
+resumed sweep's final metrics must equal the reference's bit for bit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+from mlflow import MlflowClient
+
+pytestmark = [pytest.mark.ray, pytest.mark.subprocess_cli]
+
+KEEP = "algorithms.selective_backprop.keep"
+TRIALS = 4  # baseline and one method configuration, two repeats each
+CHECKPOINTS_PER_TRIAL = 2  # 2 epochs, one checkpoint each
+TIMEOUT = 240
+
+
+def experiment(storage: Path, name: str, repeats: int = 2) -> Path:
+    config = {
+        "name": name,
+        "data": {"num_train": 256, "num_test": 128, "batch_size": 64},
+        "max_duration": "2ep",
+        "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
+        "scaling": {"num_workers": 0},
+        "checkpoint": {"interval": "1ep"},
+        "storage_path": str(storage),
+        "tracking": {"tracking_uri": f"sqlite:///{storage / 'mlflow.db'}"},
+        "sweep": {"space": {KEEP: {"grid": [0.5]}}, "repeats": repeats, "max_concurrent_trials": 1},
+    }
+    path = storage / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+LOGS: dict[int, Path] = {}
+
+
+def start(path: Path, *flags: str, env: dict[str, str] | None = None, report: bool = False) -> subprocess.Popen:
+    log = path.with_suffix(f".{time.monotonic_ns()}.log")
+    command = [sys.executable, "-m", "raycomp.tune", str(path), *([] if report else ["--no-report"]), *flags]
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, env=environment, start_new_session=True
+        )
+    LOGS[process.pid] = log
+    return process
+
+
+def finish(process: subprocess.Popen) -> int:
+    """Waits for the sweep; then ends whatever its session left (its private Ray's helpers)."""
+    try:
+        return process.wait(timeout=TIMEOUT)
+    finally:
+        kill_group(process)
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def run(path: Path, *flags: str, report: bool = False) -> None:
+    process = start(path, *flags, report=report)
+    assert finish(process) == 0, log_tail(process)
+
+
+def log_tail(process: subprocess.Popen) -> str:
+    return LOGS[process.pid].read_text()[-3000:]
+
+
+def checkpoints(folder: Path) -> int:
+    return sum(1 for _ in folder.glob("**/checkpoint_0*")) if folder.is_dir() else 0
+
+
+def final_metrics(storage: Path, name: str) -> dict[tuple[str, int], dict[str, float]]:
+    """Per arm (config id, repeat): the sweep's metric from results.json and the trial's last MLflow values."""
+    results = json.loads((storage / name / "results.json").read_text())["trials"]
+    assert all(trial["status"] == "TERMINATED" for trial in results)
+    children = {run.data.tags["raycomp.trial_id"]: run for run in sweep_runs(storage, name)[1]}
+    metrics = {}
+    for trial in results:
+        run = children[trial["trial_id"]]
+        arm = (trial["config_id"], int(trial["repeat"]))
+        metrics[arm] = {"result": trial["eval/accuracy"]} | {
+            key: run.data.metrics[key] for key in ("eval/accuracy", "eval/loss", "train/loss")
+        }
+    return metrics
+
+
+def sweep_runs(storage: Path, name: str) -> tuple[list, list]:
+    """The experiment's sweep runs and trial runs, checked: one sweep run, one child per trial, all FINISHED."""
+    client = MlflowClient(f"sqlite:///{storage / 'mlflow.db'}")
+    runs = client.search_runs([client.get_experiment_by_name(name).experiment_id], max_results=1000)
+    parents = [run for run in runs if run.data.tags.get("raycomp.kind") == "sweep"]
+    children = [run for run in runs if run.data.tags.get("raycomp.kind") == "trial"]
+    assert len(parents) == 1, [run.info.status for run in parents]
+    assert all(run.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for run in children)
+    trial_ids = [run.data.tags["raycomp.trial_id"] for run in children]
+    assert len(set(trial_ids)) == len(trial_ids)
+    arms = [(run.data.tags["raycomp.config_id"], run.data.tags["raycomp.repeat"]) for run in children]
+    assert len(set(arms)) == len(arms), "an arm has two runs"
+    assert {run.info.status for run in runs} == {"FINISHED"}, [(r.info.run_name, r.info.status) for r in runs]
+    return parents, children
+
+
+def trained_steps(storage: Path, name: str) -> dict[str, int]:
+    """Per FINISHED trial run: how many training steps it logged (train/loss points)."""
+    client = MlflowClient(f"sqlite:///{storage / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name(name)
+    if experiment is None:
+        return {}
+    runs = client.search_runs([experiment.experiment_id], "tags.`raycomp.kind` = 'trial'", max_results=1000)
+    return {
+        run.info.run_id: len(client.get_metric_history(run.info.run_id, "train/loss"))
+        for run in runs
+        if run.info.status == "FINISHED"
+    }
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> dict[tuple[str, int], dict[str, float]]:
+    """An uninterrupted sweep's final metrics per arm."""
+    storage = tmp_path_factory.mktemp("reference")
+    run(experiment(storage, "sweep"))
+    metrics = final_metrics(storage, "sweep")
+    assert len(metrics) == TRIALS
+    return metrics
+
+
+def test_a_sweep_killed_at_random_moments_resumes_to_the_uninterrupted_result(tmp_path, reference):
+    path = experiment(tmp_path, "sweep")
+    folder = tmp_path / "sweep"
+    rng = random.Random(14)
+    # One kill while it starts (MLflow, Ray, Tune's first state), two once some checkpoints are written.
+    targets = sorted(rng.sample(range(1, TRIALS * CHECKPOINTS_PER_TRIAL), 2))
+    kills = [("seconds", rng.uniform(1.0, 6.0))] + [("checkpoints", target) for target in targets]
+    killed = 0
+    for kind, moment in kills:
+        before = trained_steps(tmp_path, "sweep")
+        process = start(path, *(["--resume"] if killed else []))
+        deadline = time.monotonic() + TIMEOUT
+        begun = time.monotonic()
+        while process.poll() is None and time.monotonic() < deadline:
+            if (kind == "seconds" and time.monotonic() - begun >= moment) or (
+                kind == "checkpoints" and checkpoints(folder) >= moment
+            ):
+                time.sleep(rng.uniform(0.0, 0.8))
+                break
+            time.sleep(0.05)
+        if process.poll() is not None:  # it finished before this moment: no more kills
+            assert process.returncode == 0, log_tail(process)
+            break
+        kill_group(process)
+        killed += 1
+        after = trained_steps(tmp_path, "sweep")
+        assert all(after[run] == steps for run, steps in before.items()), "a finished trial trained again"
+    assert killed >= 2, "the sweep ended before the kills: make it longer"
+    before = trained_steps(tmp_path, "sweep")
+    run(path, "--resume")
+    after = trained_steps(tmp_path, "sweep")
+    assert all(after[run] == steps for run, steps in before.items()), "a finished trial trained again"
+    assert final_metrics(tmp_path, "sweep") == reference  # bitwise: == on floats
+
+
+def test_a_sweep_whose_ray_is_stopped_under_it_resumes(tmp_path, reference):
+    """What `ray stop --force` does to this sweep's Ray (and only to it): its GCS and raylet are killed."""
+    path = experiment(tmp_path, "sweep")
+    # The driver waits this long for its GCS to come back before it exits (Ray's default: 60 s).
+    process = start(path, env={"RAY_gcs_rpc_server_reconnect_timeout_s": "3"})
+    deadline = time.monotonic() + TIMEOUT
+    while checkpoints(tmp_path / "sweep") < 3 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process.poll() is None, "the sweep ended before its Ray was stopped: make it longer"
+    for child in psutil.Process(process.pid).children(recursive=True):
+        try:
+            if any(name in " ".join(child.cmdline()) for name in ("gcs_server", "raylet")):
+                child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    assert finish(process) != 0
+    run(path, "--resume")
+    assert final_metrics(tmp_path, "sweep") == reference
+
+
+def test_extend_adds_repeats_to_a_finished_sweep_under_the_same_run(tmp_path):
+    run(experiment(tmp_path, "grown", repeats=1))
+    first = json.loads((tmp_path / "grown" / "results.json").read_text())["trials"]
+    parents, children = sweep_runs(tmp_path, "grown")
+    steps = trained_steps(tmp_path, "grown")
+    assert len(first) == len(children) == 2
+
+    run(experiment(tmp_path, "grown", repeats=2), "--extend", report=True)
+    trials = json.loads((tmp_path / "grown" / "results.json").read_text())["trials"]
+    assert sorted((t["config_id"], t["repeat"]) for t in trials) == [
+        ("baseline", 0),
+        ("baseline", 1),
+        ("method-1", 0),
+        ("method-1", 1),
+    ]
+    old = {t["trial_id"]: t for t in first}
+    for trial in trials:  # the old trials are in the new results as they were, not trained again
+        if trial["trial_id"] in old:
+            assert trial["eval/accuracy"] == old[trial["trial_id"]]["eval/accuracy"]
+    assert len(old.keys() & {t["trial_id"] for t in trials}) == 2
+    assert trained_steps(tmp_path, "grown").items() >= steps.items()
+    extended_parents, extended_children = sweep_runs(tmp_path, "grown")
+    assert extended_parents[0].info.run_id == parents[0].info.run_id
+    assert len(extended_children) == 4
+    configs = json.loads((tmp_path / "grown" / "results.json").read_text())["configs"]
+    assert {config["config_id"]: len(config["seeds"]) for config in configs} == {"baseline": 2, "method-1": 2}
+    report = (tmp_path / "grown" / "report" / "report.html").read_text()
+    assert all(trial["trial_id"] in report for trial in trials)  # the report covers old and new trials
