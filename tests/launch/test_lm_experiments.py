@@ -1,0 +1,77 @@
+"""experiments/lm.yaml and lm_gpu.yaml: the language-model sweep runs end to end, shrunk, with MLflow tracking."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mlflow import MlflowClient
+
+from raycomp.config import load_experiment
+from raycomp.tune import main
+
+EXPERIMENTS = Path(__file__).parents[2] / "experiments"
+METHODS = {"selective_backprop", "alibi", "gated_linear_units", "fused_layernorm", "seq_length_warmup"}
+
+
+def shrunk(tmp_path: Path, *changes: str) -> list[str]:
+    return [
+        arg
+        for change in (
+            f"storage_path={tmp_path / 'runs'}",
+            "max_duration=4ba",
+            "eval.interval=2ba",
+            "checkpoint.interval=2ba",
+            "data.max_bytes=60000",
+            "data.seq_len=32",
+            "algorithms.seq_length_warmup.max_seq_length=32",
+            "algorithms.seq_length_warmup.min_seq_length=8",
+            "algorithms.seq_length_warmup.step_size=8",
+            "data.batch_size=8",
+            "model.d_model=16",
+            "model.n_layers=1",
+            *changes,
+        )
+        for arg in ("--set", change)
+    ]
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAYCOMP_CACHE_DIR", str(tmp_path / "cache"))  # inherited by the Tune trial processes
+
+
+def test_lm_yaml_runs_shrunk_with_tracking(tmp_path, cache_dir, local_ray):
+    config = load_experiment(EXPERIMENTS / "lm.yaml")
+    assert (config.model.name, config.data.name) == ("gpt", "stdlib_text")
+    assert set(config.sweep.swept_algorithms()) == METHODS  # so the baseline drops all five
+    assert main([str(EXPERIMENTS / "lm.yaml"), *shrunk(tmp_path, "sweep.repeats=1")]) == 0
+    results = json.loads((tmp_path / "runs" / "lm" / "results.json").read_text())
+    trials = results["trials"]
+    assert sorted(t["config_id"] for t in trials) == [
+        "baseline",
+        "control",
+        "frontier-0.5",
+        "frontier-0.75",
+        "method-1",
+        "method-2",
+    ]
+    assert all(t["status"] == "TERMINATED" for t in trials)
+    scalings = sorted(t["algorithms.alibi.train_sequence_length_scaling"] for t in trials if t["variant"] == "method")
+    assert scalings == [0.5, 1.0]
+    client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("lm")
+    runs = client.search_runs([experiment.experiment_id], "tags.`raycomp.kind` = 'trial'", max_results=100)
+    assert len(runs) == len(trials) and {run.info.status for run in runs} == {"FINISHED"}
+    methods = [run for run in runs if run.data.tags["raycomp.config_id"].startswith("method")]
+    assert all(run.data.metrics["alibi/num_replaced"] == 1 for run in methods)  # one layer, surgery logged
+    assert all("eval/perplexity" in run.data.metrics for run in runs)
+
+
+def test_lm_gpu_yaml_is_the_gpu_version_of_the_same_study():
+    cpu, gpu = load_experiment(EXPERIMENTS / "lm.yaml"), load_experiment(EXPERIMENTS / "lm_gpu.yaml")
+    assert gpu.scaling.use_gpu and gpu.data.num_workers > 0 and gpu.scaling.num_workers >= 1
+    assert gpu.model.d_model > cpu.model.d_model and gpu.data.seq_len > cpu.data.seq_len
+    assert set(gpu.algorithms) == set(cpu.algorithms) == METHODS
+    assert gpu.algorithms["seq_length_warmup"]["max_seq_length"] == gpu.data.seq_len
