@@ -197,8 +197,8 @@ def _log_config_file(client: MlflowClient, run_id: str, config: ExperimentConfig
 
 
 def _open_trial(parent: RunRef, trial_id: str, arm: Mapping[str, Any], config: ExperimentConfig) -> RunRef:
-    """The trial's child run: its own, else the run of the same arm (config id and repeat) that a trial
-    lost with a killed driver's unsaved state opened (retagged: one run per arm), else a new one."""
+    """The trial's child run: its own, else the unfinished run of the same arm (config id and repeat) that
+    a trial lost with a killed driver's unsaved state left (retagged: one run per arm), else a new one."""
     client = make_client(parent.tracking_uri)
     previous = _find(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id})
     if previous is None and arm.get("config_id") is not None:
@@ -206,6 +206,8 @@ def _open_trial(parent: RunRef, trial_id: str, arm: Mapping[str, Any], config: E
         if arm.get("repeat") is not None:
             same_arm[keys.REPEAT_TAG] = str(arm["repeat"])
         previous = _find(client, parent.experiment_id, same_arm)
+        if previous is not None and previous.info.status == FINISHED:
+            previous = None  # another trial's finished run: not one a dead driver left
         if previous is not None:
             client.set_tag(previous.info.run_id, keys.TRIAL_TAG, trial_id)
     if previous is not None:
