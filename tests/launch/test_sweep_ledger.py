@@ -1,0 +1,48 @@
+"""A continued or extended sweep's arms (no Ray): identity, stable config ids and draws, what is missing."""
+
+from __future__ import annotations
+
+from raycomp.config import ExperimentConfig
+from raycomp.launch.sweep.ledger import arm_key, missing_arms, relabeled
+from raycomp.launch.sweep.space import sweep_arms
+
+SB = "algorithms.selective_backprop"
+
+
+def config(grid: list[float], repeats: int = 1, num_samples: int = 1) -> ExperimentConfig:
+    return ExperimentConfig.from_dict(
+        {
+            "name": "ledger",
+            "algorithms": {"selective_backprop": {}},
+            "sweep": {
+                "space": {f"{SB}.keep": {"grid": grid}, f"{SB}.scale_factor": {"uniform": [0.5, 1.0]}},
+                "repeats": repeats,
+                "num_samples": num_samples,
+            },
+        }
+    )
+
+
+def test_a_grown_grid_keeps_old_ids_and_draws_and_misses_only_new_arms():
+    old = sweep_arms(config([0.25, 0.75]))
+    grown = sweep_arms(config([0.25, 0.5, 0.75], repeats=2, num_samples=1))
+    by_keep = {arm["overrides"][f"{SB}.keep"]: arm for arm in old if arm["variant"] == "method"}
+    new = relabeled(grown, old)
+    for arm in new:  # a configuration trained before keeps its id and its drawn scale_factor
+        keep = arm["overrides"][f"{SB}.keep"]
+        if keep in by_keep:
+            assert arm["config_id"] == by_keep[keep]["config_id"]
+            assert arm["overrides"] == by_keep[keep]["overrides"]
+    ids = {arm["overrides"][f"{SB}.keep"]: arm["config_id"] for arm in new}
+    assert len(set(ids.values())) == len(ids) == 4  # baseline (None) and three methods, no id shared
+    assert ids[0.5] not in {arm["config_id"] for arm in old}
+    missing = missing_arms(new, old)
+    assert len(missing) == len(new) - len(old) == 8 - 3
+    assert {arm_key(arm) for arm in missing}.isdisjoint(arm_key(arm) for arm in old)
+
+
+def test_arm_identity_is_what_it_trains_not_its_id():
+    arm = {"variant": "method", "config_id": "method-1", "overrides": {"a": 1, "b": None}, "repeat": 0}
+    assert arm_key(arm) == arm_key({**arm, "config_id": "method-7", "overrides": {"a": 1}})
+    assert arm_key(arm) != arm_key({**arm, "repeat": 1})
+    assert arm_key(arm, with_repeat=False) == arm_key({**arm, "repeat": 1}, with_repeat=False)
