@@ -37,6 +37,7 @@ from raycomp.layout import RunLayout, is_uri
 NOT_TRAINING = frozenset(
     {"name", "storage_path", "tracking", "max_duration", "scaling", "checkpoint", "failure", "eval"}
     | {"data.root", "data.num_workers", "data.eval_batch_size"}
+    | {"sweep.max_concurrent_trials", "sweep.accuracy_tolerance"}  # how many at once; how verdicts judge
 )
 _SHOWN = 4  # changed keys listed before "and N more"
 

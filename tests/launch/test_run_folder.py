@@ -85,6 +85,21 @@ def test_m4_resuming_checkpoints_with_a_changed_training_config_is_refused(tmp_p
     assert training_config(changed)["optimizer.lr"] == 0.9
 
 
+def test_m4_how_many_trials_run_at_once_and_how_verdicts_judge_may_change_on_resume(tmp_path):
+    space = {"optimizer.lr": {"grid": [0.05, 0.1]}}
+    first = config(tmp_path, sweep={"space": space})
+    with claimed(first, resume=False):
+        fake_checkpoint(first)
+    judged = config(tmp_path, sweep={"space": space, "max_concurrent_trials": 1, "accuracy_tolerance": 0.02})
+    with claimed(judged, resume=True):
+        pass
+    with (
+        pytest.raises(RunConflict, match=r"sweep\.repeats: 1 -> 2"),
+        claimed(config(tmp_path, sweep={"space": space, "repeats": 2}), resume=True),
+    ):
+        pass
+
+
 def test_m4_a_folder_without_checkpoints_takes_any_config(tmp_path):
     with claimed(config(tmp_path)):
         pass
