@@ -101,8 +101,11 @@ def downsample(input: torch.Tensor, scale_factor: float) -> torch.Tensor:
     """Spatially shrink an (N, C, ...) batch of 1-, 2- or 3-D signals; a factor of 1 returns it as is."""
     if scale_factor == 1:
         return input
-    if input.dim() not in _INTERPOLATION:
-        raise ValueError(f"Downsampling needs a 3-, 4- or 5-D input, got shape {tuple(input.shape)}")
+    if input.dim() not in _INTERPOLATION or not input.is_floating_point():
+        raise ValueError(
+            f"Downsampling needs a 3-, 4- or 5-D float input, got {input.dtype} of shape {tuple(input.shape)}; "
+            "inputs such as token ids cannot be downsampled: set selective_backprop's scale_factor to 1"
+        )
     return F.interpolate(input, scale_factor=scale_factor, mode=_INTERPOLATION[input.dim()], align_corners=False)
 
 

@@ -229,3 +229,12 @@ def test_recalibration_batches_0_keeps_composers_behaviour():
     Engine(state).run_event(Event.AFTER_DATALOADER)
     assert not sb.full_batches.batches and not sb.match(Event.EVAL_BEFORE_ALL, state)
     assert not sb.match(Event.FIT_END, state)
+
+
+def test_token_ids_cannot_be_downsampled_and_the_error_says_what_to_set():
+    from raycomp.algorithms.selective_backprop import downsample
+
+    tokens = torch.randint(0, 256, (4, 16))
+    assert downsample(tokens, 1) is tokens  # scale_factor 1: sequences are scored as they are
+    with pytest.raises(ValueError, match="token ids cannot be downsampled: set selective_backprop's scale_factor to 1"):
+        downsample(tokens, 0.5)
