@@ -16,9 +16,14 @@ from raycomp.core.time import Time, TimeUnit
 
 
 class Section(BaseModel):
-    """One concern of the config. Strict: YAML already typed the values, so `true` is never taken for 1."""
+    """One concern of the config. Strict: YAML already typed the values, so `true` is never taken for 1.
+    Numbers are finite: YAML's ``.inf`` passes ``gt=0`` and ``.nan`` every bound."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+
+MAX_SEED = 2**32 - 1  # NumPy's RandomState (the sweep's draws, seed_all) takes no more
+MAX_SAMPLES = 1_000_000  # the synthetic set is made in memory: about 12 KB a sample
 
 
 def _parse_train_time(value: Any) -> Time:
@@ -86,9 +91,9 @@ class DataConfig(Section):
 
     name: str = "synthetic"
     root: str | None = None
-    seed: int | None = Field(None, ge=0)
-    num_train: int = Field(5000, ge=1)
-    num_test: int = Field(1000, ge=1)
+    seed: int | None = Field(None, ge=0, le=MAX_SEED)
+    num_train: int = Field(5000, ge=1, le=MAX_SAMPLES)
+    num_test: int = Field(1000, ge=1, le=MAX_SAMPLES)
     batch_size: int = Field(128, ge=1)
     eval_batch_size: int = Field(500, ge=1)
     num_workers: int = Field(0, ge=0)
