@@ -124,6 +124,8 @@ _TYPES = {
 _BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
 _HINTS = {
     "scaling.num_workers": "the number of Ray Train workers; 0 runs training in the trial's own process",
+    "data.num_train": "the synthetic set is made in memory, about 12 KB a sample",
+    "data.num_test": "the synthetic set is made in memory, about 12 KB a sample",
 }
 
 

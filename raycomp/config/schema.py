@@ -12,6 +12,7 @@ valid, to run the rules that tie its arguments together, whose ``ValueError`` is
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,6 +22,7 @@ from raycomp import keys
 from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, arguments_schema
 from raycomp.config.messages import Invalid, KeyPath, Problem, explain, format_problems, problems_of, show, suggest
 from raycomp.config.sections import (
+    MAX_SEED,
     CheckpointConfig,
     DataConfig,
     EvalConfig,
@@ -33,7 +35,8 @@ from raycomp.config.sections import (
     TrackingConfig,
     TrainTime,
 )
-from raycomp.config.sweep import SweepConfig, assign, sweep_problems, swept_algorithm
+from raycomp.config.sweep import SweepConfig, assign, swept_algorithm
+from raycomp.config.sweep_checks import sweep_problems
 from raycomp.core.evaluator import build_metric
 from raycomp.core.time import Time, TimeUnit
 from raycomp.errors import ConfigError
@@ -45,6 +48,9 @@ if TYPE_CHECKING:
     from raycomp.core.algorithm import Algorithm
 
 
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
+
+
 class ExperimentConfig(Section):
     """A whole experiment. Build it with ``from_dict`` or ``load_experiment``; change it with ``with_overrides``.
 
@@ -53,7 +59,7 @@ class ExperimentConfig(Section):
     """
 
     name: str = Field("raycomp", min_length=1)
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, le=MAX_SEED)
     model: ModelConfig = Field(default_factory=ModelConfig)
     data: DataConfig = Field(default_factory=DataConfig)
     optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig)
@@ -69,6 +75,17 @@ class ExperimentConfig(Section):
     storage_path: str = Field("./runs", min_length=1)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     sweep: SweepConfig | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _one_folder_name(cls, name: str) -> str:
+        """``name`` is the run's folder under ``storage_path``: ``../x`` or ``..`` would write beside it."""
+        if not _FOLDER_NAME.fullmatch(name) or name in (".", ".."):
+            raise ValueError(
+                f"must be one folder name of letters, digits, '.', '_' and '-' (at most 200, not '.' or '..'), "
+                f"got {show(name)}"
+            )
+        return name
 
     @field_validator("algorithms", mode="before")
     @classmethod

@@ -1,0 +1,124 @@
+"""A sweep checked once, as a whole, at the driver, before anything starts.
+
+Every swept path must exist; every listed value and bound must make a valid config on its own; and grid
+values valid one at a time must not clash in a combination the grid trains (SB ``start`` 0.85 with
+``end`` 0.3). A trial never runs these checks: ``trial_config`` drops the sweep section.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import itertools
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from raycomp import keys
+from raycomp.algorithms.registry import ALGORITHMS, arguments_schema
+from raycomp.config.messages import Problem, dotted, leaf_paths, problems_of, show, suggest
+from raycomp.config.sections import MAX_SEED
+from raycomp.config.sweep import SPACE, assign
+
+if TYPE_CHECKING:
+    from raycomp.config.schema import ExperimentConfig
+
+MAX_CHECKED_COMBINATIONS = 1000  # grid combinations validated together (~0.4 ms each)
+
+
+def sweep_problems(config: ExperimentConfig) -> list[Problem]:
+    """Each swept path must exist, and each listed value and bound must make a valid config on its own."""
+    if config.sweep is None:
+        return []
+    root = type(config)
+    base = config.model_dump(mode="json")
+    base["sweep"] = None
+    leaves = leaf_paths(root)
+    problems: list[Problem] = []
+    objective = _objective_problem(config)
+    if objective:
+        problems.append((("sweep", "metric"), objective))
+    for path, domain in config.sweep.space.items():
+        where = (*SPACE, path)
+        problem = _swept_path_problem(config, path, leaves)
+        if problem:
+            problems.append((where, problem))
+            continue
+        for index, value in enumerate(domain.candidates()):
+            for inner, message in _trial_problems(root, base, {path: value}):
+                key = "" if dotted(inner) == path else f"{dotted(inner)}: "
+                problems.append(((*where, domain.kind, index), f"{show(value)} is invalid: {key}{message}"))
+    repeats = config.sweep.repeats
+    if config.seed + repeats - 1 > MAX_SEED:
+        message = f"seed + repeats - 1 = {config.seed + repeats - 1} is over {MAX_SEED} (lower seed or repeats)"
+        problems.append((("sweep", "repeats"), message))
+    return problems or _grid_combination_problems(config, root, base)
+
+
+def _trial_problems(root: type[ExperimentConfig], base: dict[str, Any], values: Mapping[str, Any]) -> list[Problem]:
+    """Problems of the config ``base`` (plain data, no sweep) with ``values`` at their dotted paths."""
+    trial = copy.deepcopy(base)
+    for path, value in values.items():
+        assign(trial, path, value)
+    try:
+        root.model_validate(trial)
+    except ValidationError as exc:
+        return problems_of(exc, root)
+    return []
+
+
+def _grid_combination_problems(config: ExperimentConfig, root: type[ExperimentConfig], base: dict) -> list[Problem]:
+    """Grid values valid one at a time can still clash (SB ``start`` 0.85 with ``end`` 0.3): every grid
+    combination trains, so each is checked here, before the sweep starts, up to ``MAX_CHECKED_COMBINATIONS``.
+    Random domains are drawn at the driver and checked as each trial's config is built."""
+    assert config.sweep is not None
+    grids = {path: domain.values for path, domain in config.sweep.space.items() if domain.kind == "grid"}
+    if len(grids) < 2 or math.prod(len(values) for values in grids.values()) > MAX_CHECKED_COMBINATIONS:
+        return []
+    problems: list[Problem] = []
+    for combination in itertools.product(*grids.values()):
+        values = dict(zip(grids, combination, strict=True))
+        found = _trial_problems(root, base, values)
+        if found:
+            named = ", ".join(f"{path}={show(value)}" for path, value in values.items())
+            inner, message = found[0]
+            where = (*SPACE, list(grids)[-1], "grid")
+            problem = f"the grid combination {named} is invalid: {dotted(inner)}: {message}"
+            problems.append((where, f"{problem} (drop one of these values from its grid)"))
+    return problems
+
+
+def _objective_problem(config: ExperimentConfig) -> str | None:
+    """An ``eval/...`` objective must be a metric the evaluator computes; other reported numbers are not checked."""
+    metric = config.sweep.metric if config.sweep else keys.DEFAULT_METRIC
+    label, _, name = metric.partition("/")
+    if label != keys.EVAL_LABEL:
+        return None
+    known = [keys.LOSS, keys.ACCURACY, *config.eval.metrics]
+    if name in known or name.split("/")[0] in config.eval.metrics:  # a vector metric's elements: eval/<name>/<i>
+        return None
+    names = ", ".join(f"{label}/{known_name}" for known_name in known)
+    return f"{metric!r} is not computed: the evaluator computes {names} (name more metrics under eval.metrics)"
+
+
+def _swept_path_problem(config: ExperimentConfig, path: str, leaves: set[str]) -> str | None:
+    parts = path.split(".")
+    if parts[0] != "algorithms":
+        if path in leaves:
+            return None
+        close = difflib.get_close_matches(path, leaves, n=1, cutoff=0.6)
+        guess = f"did you mean {close[0]!r}?; " if close else ""
+        return f"not a config key ({guess}sweep a leaf such as optimizer.lr or algorithms.<name>.<argument>)"
+    if len(parts) != 3:
+        return "name an algorithm argument as algorithms.<name>.<argument>, e.g. algorithms.selective_backprop.keep"
+    name, arg = parts[1:]
+    if name not in ALGORITHMS:
+        return f"unknown algorithm {name!r} {suggest(name, ALGORITHMS, 'algorithms')}"
+    if name not in config.algorithms:
+        return f"algorithm {name!r} is swept but not configured (add `{name}: {{}}` under algorithms)"
+    arguments = arguments_schema(name).model_fields
+    if arg not in arguments:
+        return f"{arg!r} is not an argument of {name} {suggest(arg, arguments, 'arguments')}"
+    return None
