@@ -119,7 +119,7 @@ class ExperimentConfig(Section):
                 problems.append((where, f"eval/{name} is always computed; give this metric another name"))
                 continue
             try:
-                build_metric(class_name, arguments, self.model.num_classes)
+                build_metric(class_name, arguments, self.metric_num_classes)
             except ValueError as exc:
                 problems.append((where, str(exc)))
         if problems:
@@ -201,6 +201,13 @@ class ExperimentConfig(Section):
             raise ConfigError(problems)
         return ExperimentConfig.from_dict(data, source="<with_overrides>", locations=locations)
 
+    @property
+    def metric_num_classes(self) -> int:
+        """The classes an eval metric's ``num_classes`` defaults to: the model's, or a language model's vocabulary."""
+        from raycomp.data import TEXT_DATASETS, VOCAB_SIZE
+
+        return VOCAB_SIZE if self.data.name in TEXT_DATASETS else self.model.num_classes
+
     def without_algorithms(self, names: Iterable[str]) -> ExperimentConfig:
         """This config without the named algorithms, nor sweeps of their arguments (a baseline trial)."""
         names = set(names)
@@ -218,7 +225,7 @@ class ExperimentConfig(Section):
     def build_eval_metrics(self) -> dict[str, Metric]:
         """Fresh torchmetrics for ``eval.metrics``, by name (an ``Evaluator``'s ``metrics``)."""
         classes = self.eval.metric_classes().items()
-        return {name: build_metric(cls, args, self.model.num_classes) for name, (cls, args) in classes}
+        return {name: build_metric(cls, args, self.metric_num_classes) for name, (cls, args) in classes}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON/YAML data that ``from_dict`` turns back into an equal config."""

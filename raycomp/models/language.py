@@ -52,6 +52,17 @@ class LanguageModel(RaycompModel):
         hits = (outputs.argmax(dim=-1) == targets).float()
         return hits.view(targets.shape[0], -1).mean(dim=1).sum()
 
+    def update_metric(self, batch: Batch, outputs: torch.Tensor, metric: Metric) -> None:
+        """Perplexity takes ``[B, T, vocab]`` as it is; other metrics (accuracy, F1 over the vocabulary) see
+        every token as one sample, ``[B*T, vocab]`` against ``[B*T]``: torchmetrics reads dim 1 as the classes."""
+        from torchmetrics.text import Perplexity
+
+        _, targets = batch
+        if isinstance(metric, Perplexity):
+            metric.update(outputs, targets)
+        else:
+            metric.update(outputs.reshape(-1, outputs.shape[-1]), targets.reshape(-1))
+
     def get_metrics(self, is_train: bool = False) -> dict[str, Metric]:
         if is_train:
             return {}
