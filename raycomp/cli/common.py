@@ -1,4 +1,7 @@
-"""What every raycomp CLI shares: loading the experiment, and one mapping from errors to exit codes."""
+"""What every raycomp CLI shares: loading the experiment, and one mapping from errors to exit codes.
+
+Importing it makes Ctrl-C one line for the rest of a raycomp command's start-up (``cli/interrupt.py``).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +9,11 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from raycomp.cli.interrupt import INTERRUPTED, quiet_interrupts
 from raycomp.config import ExperimentConfig, load_experiment
 from raycomp.errors import EXIT_INTERRUPTED, ConfigError, RaycompError, TrackingUnavailable
+
+quiet_interrupts()  # only in a raycomp command; raycomp/__init__.py may have installed it already
 
 _HINTS: dict[type[RaycompError], str] = {
     TrackingUnavailable: "start the server, set tracking.tracking_uri, or tracking.enabled: false",
@@ -23,7 +29,10 @@ def add_experiment_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_experiment_or_exit(path: str, overrides: list[str]) -> ExperimentConfig:
-    """The validated config, or every problem on stderr and exit code 2, before anything starts."""
+    """The validated config, or every problem on stderr and exit code 2, before anything starts.
+
+    Ctrl-C while reading it (a slow disk, a named pipe) is ``interrupted`` and exit code 130, as later.
+    """
     try:
         return load_experiment(path, overrides)
     except ConfigError as error:
@@ -31,6 +40,9 @@ def load_experiment_or_exit(path: str, overrides: list[str]) -> ExperimentConfig
         for problem in error.problems:
             print(f"  {problem}", file=sys.stderr)
         raise SystemExit(error.exit_code) from None
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
 
 
 def exit_code_of(main: Callable[[], int], context: str = "") -> int:
@@ -43,5 +55,5 @@ def exit_code_of(main: Callable[[], int], context: str = "") -> int:
         print(f"error: {message}" + (f" ({hint})" if hint else ""), file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         return EXIT_INTERRUPTED

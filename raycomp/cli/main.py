@@ -23,6 +23,9 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from raycomp.cli.interrupt import quiet_interrupts
+
+    quiet_interrupts()  # Ctrl-C while the command imports its modules: one line (cli/interrupt.py)
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
         print(USAGE)

@@ -3,7 +3,8 @@
 SWEEP is the sweep's output folder (``storage_path/name``, holding ``results.json``), or its MLflow
 parent run id, or its MLflow experiment's name (the latest sweep in it). The report goes to the
 sweep folder's ``report/`` (``--out`` to choose) and, when the parent run is found, to its artifacts
-under ``report/``. Exit codes: 0 written, 2 no such sweep, 3 the MLflow store does not answer.
+under ``report/``. Exit codes: 0 written, 2 no such sweep (or a damaged ``results.json``), 3 the MLflow
+store does not answer, 130 Ctrl-C; each error is one line.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from raycomp.cli.common import exit_code_of
 from raycomp.errors import NotFound, RaycompError, TrackingUnavailable, one_line
 from raycomp.layout import MLFLOW_DB, default_tracking_uri_near, sqlite_path
 from raycomp.report.sweep import Sweep, read_sweep
@@ -41,11 +43,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # one results.json: no progress bars
-    try:
-        sweep = resolve(args.sweep, args.tracking_uri, use_mlflow=not args.no_mlflow)
-    except RaycompError as error:  # NotFound (2), TrackingUnavailable (3)
-        print(f"error: {error}", file=sys.stderr)
-        return error.exit_code
+    return exit_code_of(lambda: _report(args))  # NotFound, a damaged results.json (2), TrackingUnavailable (3)
+
+
+def _report(args: argparse.Namespace) -> int:
+    sweep = resolve(args.sweep, args.tracking_uri, use_mlflow=not args.no_mlflow)
     out = args.out or (sweep.folder or Path("runs") / sweep.name) / REPORT_FOLDER
     paths = write_report(sweep, out)
     if sweep.parent is not None and not args.no_mlflow and log_report(paths, sweep.parent):

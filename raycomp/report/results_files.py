@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from raycomp import keys
-from raycomp.errors import NotFound
+from raycomp.errors import NotFound, RaycompError, one_line
 from raycomp.report.configs import SweepVerdicts
 from raycomp.report.summary import (
     LEADING_COLUMNS,
@@ -32,6 +32,7 @@ from raycomp.report.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
 
 # results.json's per-trial keys besides the row's columns
 REPORT_KEYS = ("machine", "curve", "traces")
+_WRITTEN_BY = "python -m raycomp.tune writes it at a sweep's end; the report needs an intact one"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,11 +86,22 @@ def results_document(summaries: Sequence[TrialSummary], metric: str, mode: str) 
 
 
 def read_results(path: str | Path) -> Results:
-    """The summaries in a ``results.json`` (the file, or the sweep folder holding it)."""
+    """The summaries in a ``results.json`` (the file, or the sweep folder holding it).
+
+    A file that cannot be read or is not one ``write_results`` wrote is a ``RaycompError`` naming it.
+    """
     file = results_file(path)
     if not file.is_file():
         raise NotFound(f"no {keys.RESULTS_JSON} in {path}")
-    return parse_results(json.loads(file.read_text()))
+    try:
+        text = file.read_text(encoding="utf-8")
+        if not text.strip():
+            raise ValueError("the file is empty")
+        document = json.loads(text)
+    except (OSError, ValueError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        reason = getattr(error, "strerror", None) or str(error)
+        raise RaycompError(f"{file}: cannot read it: {reason} ({_WRITTEN_BY})") from None
+    return parse_results(document, source=str(file))
 
 
 def results_file(path: str | Path) -> Path:
@@ -98,15 +110,21 @@ def results_file(path: str | Path) -> Path:
     return path / keys.RESULTS_JSON if path.is_dir() else path
 
 
-def parse_results(document: dict[str, Any]) -> Results:
-    metric, mode = document["metric"], document["mode"]
-    trials = tuple(_summary(row, metric) for row in document["trials"])
-    tolerance, confidence = document.get("accuracy_tolerance"), document.get("confidence")
-    judged_with = (  # the defaults for a file written before they were kept
-        DEFAULT_TOLERANCE if tolerance is None else float(tolerance),
-        DEFAULT_CONFIDENCE if confidence is None else float(confidence),
-    )
-    return Results(metric, mode, trials, (document.get("best") or {}).get("trial_id"), judged_with)
+def parse_results(document: Any, source: str = keys.RESULTS_JSON) -> Results:
+    """``results.json``'s document as summaries; one that is not what ``write_results`` writes is a
+    ``RaycompError`` naming ``source`` and the first entry found wrong, not a ``KeyError`` traceback."""
+    try:
+        metric, mode = document["metric"], document["mode"]
+        trials = tuple(_summary(row, metric) for row in document["trials"])
+        tolerance, confidence = document.get("accuracy_tolerance"), document.get("confidence")
+        judged_with = (  # the defaults for a file written before they were kept
+            DEFAULT_TOLERANCE if tolerance is None else float(tolerance),
+            DEFAULT_CONFIDENCE if confidence is None else float(confidence),
+        )
+        return Results(metric, mode, trials, (document.get("best") or {}).get("trial_id"), judged_with)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        what = f"no {error}" if isinstance(error, KeyError) else one_line(error, with_type=False)
+        raise RaycompError(f"{source}: not a sweep's results: {what} ({_WRITTEN_BY})") from None
 
 
 def _summary(row: dict[str, Any], metric: str) -> TrialSummary:

@@ -9,7 +9,7 @@ import math
 import pytest
 from reportkit import MACHINE, hand_made_records, traced_records, trial_by_config
 
-from raycomp.errors import NotFound
+from raycomp.errors import NotFound, RaycompError
 from raycomp.keys import TRACES, WALL
 from raycomp.report.results_files import read_results, write_results
 from raycomp.report.summary import TraceRow, TrialRecord, summarize
@@ -69,3 +69,22 @@ def test_a_records_traces_field_wins_over_its_reports_and_a_missing_value_is_not
 def test_a_missing_results_json_is_not_found(tmp_path):
     with pytest.raises(NotFound, match=r"no results\.json in"):
         read_results(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"", "cannot read it: the file is empty"),
+        (b'{"metric": "eval/accuracy", "mode": "max", "tri', "cannot read it: Unterminated string"),
+        (b"\xff\xfe{}", "cannot read it: 'utf-8' codec can't decode byte 0xff"),
+        (b"[1, 2]", "not a sweep's results: list indices must be integers"),
+        (b'{"metric": "eval/accuracy", "mode": "max"}', "not a sweep's results: no 'trials'"),
+        (b'{"metric": "m", "mode": "max", "trials": [{"curve": "x"}]}', "not a sweep's results: 'str' object"),
+    ],
+)
+def test_l10_a_damaged_results_json_is_one_error_naming_the_file(tmp_path, content, problem):
+    (tmp_path / "results.json").write_bytes(content)
+    with pytest.raises(RaycompError) as info:
+        read_results(tmp_path)
+    assert str(info.value).startswith(f"{tmp_path / 'results.json'}: {problem}"), str(info.value)
+    assert info.value.exit_code == 2 and len(info.value.problems) == 1
