@@ -37,6 +37,7 @@ from raycomp.config.sections import (
 )
 from raycomp.config.sweep import SweepConfig, assign, swept_algorithm
 from raycomp.config.sweep_checks import sweep_problems
+from raycomp.config.workload import eval_metric_problems, metric_num_classes, model_data_problems
 from raycomp.core.evaluator import build_metric
 from raycomp.core.time import Time, TimeUnit
 from raycomp.errors import ConfigError
@@ -110,42 +111,13 @@ class ExperimentConfig(Section):
         return checked
 
     @model_validator(mode="after")
-    def _check_eval_metrics(self) -> ExperimentConfig:
-        """Each metric is built once here, so a bad class or argument is reported at its key, not mid-run."""
-        problems: list[Problem] = []
-        for name, (class_name, arguments) in self.eval.metric_classes().items():
-            where = ("eval", "metrics", name)
-            if name in (keys.LOSS, keys.ACCURACY):
-                problems.append((where, f"eval/{name} is always computed; give this metric another name"))
-                continue
-            try:
-                build_metric(class_name, arguments, self.metric_num_classes)
-            except ValueError as exc:
-                problems.append((where, str(exc)))
+    def _check_workload(self) -> ExperimentConfig:
+        """The model fits the data, and each eval metric builds (reported at its key, not mid-run)."""
+        problems = model_data_problems(self.model.name, self.data.name)
+        problems += eval_metric_problems(self.eval.metric_classes(), self.metric_num_classes)
         if problems:
             raise Invalid(problems)
         return self
-
-    @model_validator(mode="after")
-    def _model_fits_data(self) -> ExperimentConfig:
-        """Language models train on the text datasets' token sequences, classifiers on the others' images."""
-        from raycomp.data import DATASET_NAMES, TEXT_DATASETS
-        from raycomp.models import CLASSIFIER_NAMES, LANGUAGE_MODEL_NAMES
-
-        name, data = self.model.name, self.data.name
-        if (name in LANGUAGE_MODEL_NAMES) == (data in TEXT_DATASETS):
-            return self
-        if name in LANGUAGE_MODEL_NAMES:
-            wanted, kind = f"a text dataset ({', '.join(TEXT_DATASETS)})", "a language model"
-        else:
-            images = [d for d in DATASET_NAMES if d not in TEXT_DATASETS]
-            wanted, kind = f"an image dataset ({', '.join(images)})", "an image classifier"
-        models = LANGUAGE_MODEL_NAMES if data in TEXT_DATASETS else CLASSIFIER_NAMES
-        message = (
-            f"{name!r} is {kind} and needs {wanted}, but data.name is {data!r} "
-            f"(change data.name, or model.name to one of {', '.join(models)})"
-        )
-        raise Invalid([(("model", "name"), message)])
 
     @model_validator(mode="after")
     def _check_sweep(self) -> ExperimentConfig:
@@ -204,9 +176,7 @@ class ExperimentConfig(Section):
     @property
     def metric_num_classes(self) -> int:
         """The classes an eval metric's ``num_classes`` defaults to: the model's, or a language model's vocabulary."""
-        from raycomp.data import TEXT_DATASETS, VOCAB_SIZE
-
-        return VOCAB_SIZE if self.data.name in TEXT_DATASETS else self.model.num_classes
+        return metric_num_classes(self.data.name, self.model.num_classes)
 
     def without_algorithms(self, names: Iterable[str]) -> ExperimentConfig:
         """This config without the named algorithms, nor sweeps of their arguments (a baseline trial)."""
