@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 Init = TypeVar("Init", bound=Callable[..., None])
 
 _NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-_STRICT = ConfigDict(strict=True, extra="forbid", arbitrary_types_allowed=True)
+_STRICT = ConfigDict(strict=True, extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False)
 
 
 def checked_arguments(init: Init) -> Init:

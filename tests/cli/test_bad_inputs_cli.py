@@ -120,10 +120,6 @@ def _open_when_read(fifo: Path, child: subprocess.Popen):
 
 
 @pytest.mark.spawns
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs raycomp/__init__.py to call raycomp.cli.interrupt.quiet_interrupts() before it imports torch",
-)
 def test_l13_ctrl_c_while_the_cli_imports_torch_is_one_line(tmp_path):
     child = subprocess.Popen(
         [sys.executable, "-m", "raycomp.train", str(tmp_path / "never-read.yaml")],

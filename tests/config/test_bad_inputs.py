@@ -93,6 +93,10 @@ def test_l8_empty_file_is_refused(tmp_path):
         ("optimizer.weight_decay=.nan", "optimizer.weight_decay: must be a finite number, got nan"),
         ("scaling.cpus_per_worker=.inf", "scaling.cpus_per_worker: must be a finite number, got inf"),
         ("sweep.accuracy_tolerance=.inf", "sweep.accuracy_tolerance: must be a finite number, got inf"),
+        (  # an algorithm argument with no upper bound
+            "algorithms.gradient_clipping.clipping_threshold=.inf",
+            "algorithms.gradient_clipping.clipping_threshold: must be a finite number, got inf",
+        ),
     ],
 )
 def test_l3_inf_and_nan_are_refused_for_numbers(tmp_path, override, problem):
