@@ -59,9 +59,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
+    from raycomp.launch.sweep.space import check_arms
     from raycomp.tracking import sweep_run
     from raycomp.tracking.experiment_page import training_runs_url
 
+    if config.sweep is None or config.sweep.search_alg != "optuna":
+        check_arms(config)  # values drawn from random domains, checked before any run or Ray starts
     again = args.resume or args.extend
     with sweep_run(config, args.experiment, resume=again, extend=args.extend) as run:
         page = training_runs_url(run.ref, *config.objective) if run else None

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+import yaml
+
 from raycomp.config import ExperimentConfig
+from raycomp.errors import ConfigError
 from raycomp.launch.sweep.ledger import arm_key, missing_arms, relabeled
 from raycomp.launch.sweep.space import sweep_arms
 
@@ -46,3 +50,28 @@ def test_arm_identity_is_what_it_trains_not_its_id():
     assert arm_key(arm) == arm_key({**arm, "config_id": "method-7", "overrides": {"a": 1}})
     assert arm_key(arm) != arm_key({**arm, "repeat": 1})
     assert arm_key(arm, with_repeat=False) == arm_key({**arm, "repeat": 1}, with_repeat=False)
+
+
+def test_a_drawn_value_that_breaks_a_rule_between_keys_is_refused_before_the_sweep(tmp_path, capsys):
+    """Overlapping random ranges pass the config's bound checks; seed 0 then draws start 0.79 above end 0.64."""
+    from raycomp.launch.sweep.space import check_arms
+    from raycomp.tune import main
+
+    space = {f"{SB}.start": {"uniform": [0.0, 0.8]}, f"{SB}.end": {"uniform": [0.6, 1.0]}}
+    data = {
+        "name": "drawn",
+        "storage_path": str(tmp_path),
+        "scaling": {"num_workers": 0},
+        "algorithms": {"selective_backprop": {"start": 0.1, "end": 0.9}},
+        "sweep": {"space": space, "num_samples": 6},
+    }
+    refused = rf"sweep configuration method-1 \({SB}\.start=0\.7919, {SB}\.end=0\.6389\): .*start < end"
+    with pytest.raises(ConfigError, match=refused):
+        check_arms(ExperimentConfig.from_dict(data))
+    path = tmp_path / "drawn.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))  # draws follow the space's order
+    assert main([str(path)]) == 2
+    assert "sweep configuration method-1" in capsys.readouterr().err
+    assert not (tmp_path / "mlflow.db").exists()  # refused before the sweep's MLflow run or Ray started
+    disjoint = {f"{SB}.start": {"uniform": [0.0, 0.5]}, f"{SB}.end": {"uniform": [0.6, 1.0]}}
+    check_arms(ExperimentConfig.from_dict({**data, "sweep": {"space": disjoint, "num_samples": 6}}))

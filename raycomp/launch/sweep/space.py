@@ -14,7 +14,8 @@ import numpy as np
 from ray import tune
 from ray.tune.search import Searcher
 
-from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig
+from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig, trial_config
+from raycomp.errors import ConfigError
 from raycomp.keys import BASELINE, CONTROL, FRONTIER, METHOD
 
 
@@ -57,6 +58,31 @@ def sweep_arms(config: ExperimentConfig) -> list[dict[str, Any]]:
             random.Random(config.seed * 7919 + repeat).shuffle(block)
         arms += block
     return arms
+
+
+def check_arms(config: ExperimentConfig) -> None:
+    """Every configuration's trial config, built at the driver before anything starts.
+
+    Grid combinations are checked with the config; values drawn from random domains exist only here, so a
+    draw that breaks a rule between keys (SelectiveBackprop's ``start`` drawn above a fixed ``end``) is
+    one ``ConfigError`` naming the configuration and its values, not a trial that ends ERROR mid-sweep.
+    """
+    problems = []
+    for arm in sweep_arms(config):
+        if arm["repeat"] != 0:
+            continue  # another seed of a configuration already built
+        try:
+            trial_config(config, arm)
+        except ConfigError as error:
+            drawn = {path: value for path, value in arm["overrides"].items() if value is not None}
+            values = ", ".join(f"{path}={_shown(value)}" for path, value in drawn.items())
+            problems += [f"sweep configuration {arm['config_id']} ({values}): {problem}" for problem in error.problems]
+    if problems:
+        raise ConfigError(problems)
+
+
+def _shown(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _method_configs(sweep: SweepConfig, seed: int) -> list[dict[str, Any]]:
