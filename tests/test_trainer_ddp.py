@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from helpers import tiny_dataset
+from helpers import leave_rank, tiny_dataset
 from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler
 
@@ -55,6 +55,7 @@ def run_rank(rank, world_size, init_file, out_dir, stop):
         )
     finally:
         dist.destroy_process_group()
+    leave_rank()
 
 
 def spawn(tmp_path, stop=False):

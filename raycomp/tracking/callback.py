@@ -25,6 +25,7 @@ TRACE_COLUMNS = ["algorithm", "event", "count", "total_s", "mean_s", "exit_codes
 CHECKPOINTS = "checkpoints"
 # Sent through the Trainer's Logger already (every step; eval/* at each evaluation); the step is MLflow's axis.
 _PER_STEP = {"trainer/lr", keys.STEP}
+_EVERY_STEP = "trainer/lr"  # the Trainer logs it at every step: its history says how far a run got
 
 
 class MlflowCallback(Callback):
@@ -40,12 +41,14 @@ class MlflowCallback(Callback):
         self.best: float | None = None
         self.best_folder: str | None = None
         self.kept: list[str] = []  # checkpoint folders in the run's artifacts, oldest first
+        self.logged_through = -1  # the last step an earlier attempt of this run logged: a resume re-trains past it
         self._restore()
 
     # -- LoggerDestination -----------------------------------------------------------------------------
 
     def log_metrics(self, metrics: Mapping[str, Any], step: int) -> None:
-        self.client.log_metrics(metrics, step)
+        if step > self.logged_through:  # a resumed run's steps up to there are in the store already
+            self.client.log_metrics(metrics, step)
 
     # -- result sink -----------------------------------------------------------------------------------
 
@@ -55,8 +58,7 @@ class MlflowCallback(Callback):
         # Rank 0 logs every step's train/loss; the report's is the mean over ranks since the last report.
         skipped = {*_PER_STEP, keys.TRACES}
         sent = {_renamed(k): v for k, v in metrics.items() if k not in skipped and not k.startswith("eval/")}
-        self.client.log_metrics(sent, step)
-        self.client.log_metrics(trace_metrics(traces), step)
+        self.log_metrics({**sent, **trace_metrics(traces)}, step)
         if checkpoint_dir is not None:
             self._log_checkpoint(Path(checkpoint_dir) / keys.CHECKPOINT_FILE, step, metrics.get(self.metric))
         if keys.TRACES in metrics and (checkpoint_dir is not None or metrics.get(keys.FINISHED)):
@@ -111,13 +113,17 @@ class MlflowCallback(Callback):
                     self.kept.remove(old)
 
     def _restore(self) -> None:
-        """A restarted worker continues the run's checkpoint bookkeeping (best value, kept folders)."""
+        """A restarted worker continues the run's checkpoint bookkeeping (best value, kept folders) and its
+        metric history (the steps it logged are not logged twice when training resumes from an older checkpoint)."""
         run_id = self.client.ref.run_id
         try:
             run = self.client.client.get_run(run_id)
             listed = self.client.client.list_artifacts(run_id, CHECKPOINTS)
+            started = _EVERY_STEP in run.data.metrics
+            logged = self.client.client.get_metric_history(run_id, _EVERY_STEP) if started else []
         except Exception:  # an unreachable store is reported by the first send, not here
             return
+        self.logged_through = max((point.step for point in logged), default=-1)
         tags = run.data.tags
         if keys.BEST_VALUE_TAG in tags and keys.BEST_TAG in tags:
             self.best, self.best_folder = float(tags[keys.BEST_VALUE_TAG]), str(Path(tags[keys.BEST_TAG]).parent)

@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from helpers import tiny_dataset, tiny_loader, tiny_model
+from helpers import leave_rank, tiny_dataset, tiny_loader, tiny_model
 from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler
 
@@ -201,6 +201,7 @@ def run_rank(rank, world_size, init_file, out_dir):
         )
     finally:
         dist.destroy_process_group()
+    leave_rank()
 
 
 @pytest.mark.spawns

@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from helpers import tiny_dataset, tiny_model
+from helpers import leave_rank, tiny_dataset, tiny_model
 from torch.utils.data import DataLoader, DistributedSampler
 
 from raycomp import Trainer
@@ -76,6 +76,7 @@ def run_rank(rank, world_size, init_file, out_dir):
         torch.save(model.state_dict(), f"{out_dir}/rank{rank}.pt")
     finally:
         dist.destroy_process_group()
+    leave_rank()
 
 
 @pytest.mark.spawns

@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from helpers import leave_rank
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -158,6 +159,7 @@ def run_rank(rank: int, init_file: str, out_dir: str) -> None:
         torch.save(trainer.state.eval_metrics, f"{out_dir}/rank{rank}.pt")
     finally:
         dist.destroy_process_group()
+    leave_rank()
 
 
 @pytest.mark.spawns

@@ -106,3 +106,29 @@ def test_fit_end_and_close_flush_what_the_steps_logged(run):
     callback.log_metrics({"train/loss": 0.125}, 8)
     callback.close()
     assert history(run, "train/loss") == [(7, 0.25), (8, 0.125)]
+
+
+def test_a_resumed_run_does_not_log_the_steps_it_trains_again(run):
+    """Resuming from the checkpoint at step 2 after a report at step 4 re-trains steps 3-4: logged once."""
+    first = MlflowCallback(run, metric="eval/loss", mode="min", num_to_keep=None)
+    for step in (1, 2, 3, 4):
+        first.log_metrics({"train/loss": 1.0 / step, "trainer/lr": 0.1}, step)
+    first.report({keys.STEP: 4, keys.TRAIN_LOSS: 0.5, keys.TRACES: []}, None)
+
+    resumed = MlflowCallback(run, metric="eval/loss", mode="min", num_to_keep=None)
+    assert resumed.logged_through == 4
+    for step in (3, 4, 5, 6):
+        resumed.log_metrics({"train/loss": 2.0 / step, "trainer/lr": 0.1}, step)
+    resumed.report({keys.STEP: 4, keys.TRAIN_LOSS: 9.0, keys.TRACES: []}, None)  # its report at 4 again
+    resumed.report({keys.STEP: 6, keys.TRAIN_LOSS: 0.25, keys.TRACES: []}, None)
+    assert [step for step, _ in history(run, "train/loss")] == [1, 2, 3, 4, 5, 6]
+    assert history(run, "train/loss")[2:] == [(3, 1 / 3), (4, 0.25), (5, 0.4), (6, 2 / 6)]
+    assert history(run, "train/loss_mean") == [(4, 0.5), (6, 0.25)]
+
+
+def test_a_new_run_logs_from_its_first_step(run):
+    """Step 0 too: surgeries log what they replaced before the first batch (alibi/num_replaced)."""
+    callback = MlflowCallback(run, metric="eval/loss", mode="min", num_to_keep=None)
+    callback.log_metrics({"alibi/num_replaced": 2}, 0)
+    callback.report({keys.STEP: 0, keys.TRACES: []}, None)
+    assert history(run, "alibi/num_replaced") == [(0, 2.0)]
