@@ -25,6 +25,9 @@ from raycomp.config.messages import Invalid, KeyPath, Problem, show
 from raycomp.config.sections import Section
 
 DOMAIN_KINDS: tuple[str, ...] = ("grid", "choice", "uniform", "loguniform", "randint")
+# The sweep.space key whose values are lists of algorithms: the ones each configuration runs (each method alone,
+# then together, against one baseline without any of them).
+SELECTION = "algorithms"
 SPACE: KeyPath = ("sweep", "space")
 MAX_DOMAIN_VALUES = 1000
 
@@ -169,10 +172,48 @@ class SweepConfig(Section):
                 raise Invalid([(("space", path, "grid"), message) for path in grids])
         return self
 
+    @model_validator(mode="after")
+    def _selection_lists_names(self) -> SweepConfig:
+        domain = self.space.get(SELECTION)
+        if domain is None:
+            return self
+        where = ("space", SELECTION, domain.kind)
+        problems: list[Problem] = []
+        if domain.kind not in ("grid", "choice"):
+            problems.append((where, "lists the algorithms each configuration runs: use grid or choice"))
+        elif self.search_alg == "optuna":
+            problems.append((where, "optuna cannot sample lists of algorithms (use search_alg: random)"))
+        for index, names in enumerate(domain.values if not problems else []):
+            listed = isinstance(names, list) and names and all(isinstance(name, str) for name in names)
+            if not listed or len(set(names)) != len(names):
+                example = "[alibi, selective_backprop]"
+                message = f"must be a non-empty list of algorithm names, each once, like {example}, got {show(names)}"
+                problems.append(((*where, index), message))
+        if problems:
+            raise Invalid(problems)
+        return self
+
+    def selectable_algorithms(self) -> list[str]:
+        """The algorithms ``space.algorithms`` chooses among: each configuration runs those its list names."""
+        domain = self.space.get(SELECTION)
+        return list(dict.fromkeys(name for names in domain.values for name in names)) if domain else []
+
     def swept_algorithms(self) -> list[str]:
-        """Names of the algorithms whose arguments are swept, in space order."""
+        """The algorithms the baseline leaves out: those whose arguments are swept or that are selected."""
         names = [swept_algorithm(path) for path in self.space]
-        return list(dict.fromkeys(name for name in names if name))
+        return list(dict.fromkeys([*(name for name in names if name), *self.selectable_algorithms()]))
+
+    def left_out(self, values: Mapping[str, Any]) -> tuple[list[str], dict[str, Any]]:
+        """The algorithms a configuration's ``algorithms`` list leaves out, and its other values without theirs.
+
+        An algorithm no list names (and the baseline runs) stays in every configuration.
+        """
+        values = dict(values)
+        chosen = values.pop(SELECTION, None)
+        if chosen is None:
+            return [], values
+        dropped = [name for name in self.selectable_algorithms() if name not in chosen]
+        return dropped, {path: value for path, value in values.items() if swept_algorithm(path) not in dropped}
 
 
 def swept_algorithm(path: str) -> str | None:

@@ -20,7 +20,7 @@ from raycomp import keys
 from raycomp.algorithms.registry import ALGORITHMS, arguments_schema
 from raycomp.config.messages import Problem, dotted, leaf_paths, problems_of, show, suggest
 from raycomp.config.sections import MAX_SEED
-from raycomp.config.sweep import SPACE, assign
+from raycomp.config.sweep import SELECTION, SPACE, SweepConfig, assign
 
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig
@@ -47,7 +47,7 @@ def sweep_problems(config: ExperimentConfig) -> list[Problem]:
             problems.append((where, problem))
             continue
         for index, value in enumerate(domain.candidates()):
-            for inner, message in _trial_problems(root, base, {path: value}):
+            for inner, message in _trial_problems(root, base, {path: value}, config.sweep):
                 key = "" if dotted(inner) == path else f"{dotted(inner)}: "
                 problems.append(((*where, domain.kind, index), f"{show(value)} is invalid: {key}{message}"))
     repeats = config.sweep.repeats
@@ -57,9 +57,15 @@ def sweep_problems(config: ExperimentConfig) -> list[Problem]:
     return problems or _grid_combination_problems(config, root, base)
 
 
-def _trial_problems(root: type[ExperimentConfig], base: dict[str, Any], values: Mapping[str, Any]) -> list[Problem]:
-    """Problems of the config ``base`` (plain data, no sweep) with ``values`` at their dotted paths."""
+def _trial_problems(
+    root: type[ExperimentConfig], base: dict[str, Any], values: Mapping[str, Any], sweep: SweepConfig
+) -> list[Problem]:
+    """Problems of the config ``base`` (plain data, no sweep) with ``values`` at their dotted paths (and only
+    the algorithms an ``algorithms`` value lists, of those the sweep selects among)."""
     trial = copy.deepcopy(base)
+    dropped, values = sweep.left_out(values)
+    for name in dropped:
+        trial["algorithms"].pop(name, None)
     for path, value in values.items():
         assign(trial, path, value)
     try:
@@ -80,7 +86,7 @@ def _grid_combination_problems(config: ExperimentConfig, root: type[ExperimentCo
     problems: list[Problem] = []
     for combination in itertools.product(*grids.values()):
         values = dict(zip(grids, combination, strict=True))
-        found = _trial_problems(root, base, values)
+        found = _trial_problems(root, base, values, config.sweep)
         if found:
             named = ", ".join(f"{path}={show(value)}" for path, value in values.items())
             inner, message = found[0]
@@ -104,6 +110,10 @@ def _objective_problem(config: ExperimentConfig) -> str | None:
 
 
 def _swept_path_problem(config: ExperimentConfig, path: str, leaves: set[str]) -> str | None:
+    if path == SELECTION and config.sweep is not None:
+        missing = [name for name in config.sweep.selectable_algorithms() if name not in config.algorithms]
+        listed = ", ".join(repr(name) for name in missing)
+        return f"lists {listed} but not under algorithms (configure each with its arguments there)" if missing else None
     parts = path.split(".")
     if parts[0] != "algorithms":
         if path in leaves:

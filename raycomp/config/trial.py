@@ -23,7 +23,8 @@ def trial_config(base: ExperimentConfig, arm: Mapping[str, Any]) -> ExperimentCo
     ``arm`` is ``{"variant": ..., "overrides": {dotted.path: value}, "repeat": index, "budget": fraction}``.
     The baseline, its ``control`` twin and its ``frontier`` budgets drop the swept algorithms (all of them
     if none is swept) and ignore the overrides; a ``frontier`` arm trains ``budget`` of ``max_duration``
-    with its own complete schedule; a ``method`` arm applies its sampled values. Every trial trains with
+    with its own complete schedule; a ``method`` arm applies its sampled values, and runs only the algorithms
+    its ``algorithms`` value lists when the sweep selects them. Every trial trains with
     seed ``base.seed + arm["repeat"]`` on the base's data (``data.seed``).
     """
     variant = arm["variant"]
@@ -34,7 +35,9 @@ def trial_config(base: ExperimentConfig, arm: Mapping[str, Any]) -> ExperimentCo
     repeat = {"seed": base.seed + int(arm.get("repeat") or 0), "data.seed": data_seed}
     unswept = base.model_copy(update={"sweep": None})
     if variant == keys.METHOD:
-        return unswept.with_overrides({**(arm.get("overrides") or {}), **repeat})
+        dropped, overrides = base.sweep.left_out(arm.get("overrides") or {}) if base.sweep else ([], arm["overrides"])
+        chosen = unswept.without_algorithms(dropped) if dropped else unswept  # space.algorithms: this arm's list
+        return chosen.with_overrides({**(overrides or {}), **repeat})
     if variant == keys.FRONTIER:
         repeat["max_duration"] = budget_duration(base, float(arm["budget"]))
     return unswept.without_algorithms(swept or list(base.algorithms)).with_overrides(repeat)

@@ -93,5 +93,7 @@ def format_args(overrides: dict[str, Any], sep: str = ", ") -> str:
     parts = []
     for key, value in sorted(present.items()):
         text = f"{value:.3g}" if isinstance(value, float) else str(value)
+        if isinstance(value, list):  # sweep.space.algorithms: the algorithms this configuration runs
+            text = "+".join(map(str, value))
         parts.append(f"{short[key]}={text}")
     return sep.join(parts)

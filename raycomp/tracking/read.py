@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from raycomp import keys
+from raycomp.config.sweep import SELECTION
 from raycomp.errors import NotFound
 from raycomp.layout import RunLayout, is_uri
 from raycomp.report.results_files import Results, parse_results
@@ -142,6 +143,8 @@ def _rebuild(client: Any, parent: Any) -> Results:
         variant = run.data.tags.get(keys.VARIANT_TAG, keys.METHOD)
         params = run.data.params
         overrides = {} if variant == keys.BASELINE else {k: yaml.safe_load(params[k]) for k in space if k in params}
+        if SELECTION in space and variant == keys.METHOD:  # the algorithms it ran, of those the sweep selects
+            overrides[SELECTION] = _selected(sweep, run.data.tags.get("raycomp.algorithms", "").split(","))
         history = _history(client, run.info.run_id, metric)
         status = _STATUS.get(run.info.status, run.info.status)
         tags = run.data.tags
@@ -192,3 +195,11 @@ def _local_folder(parent: Any) -> Path | None:
 def _latest(client: Any, experiment_ids: list[str], query: str) -> Any:
     runs = client.search_runs(experiment_ids, query, max_results=1, order_by=["attributes.start_time DESC"])
     return runs[0] if runs else None
+
+
+def _selected(sweep: dict[str, Any], ran: list[str]) -> list[str]:
+    """The ``space.algorithms`` value (as the parent run's config lists it) of a trial that ran ``ran``."""
+    (values,) = sweep["space"][SELECTION].values()
+    selectable = {name for names in values for name in names}
+    chosen = set(ran) & selectable
+    return next((names for names in values if set(names) == chosen), sorted(chosen))

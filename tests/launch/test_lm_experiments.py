@@ -9,6 +9,7 @@ import pytest
 from mlflow import MlflowClient
 
 from raycomp.config import load_experiment
+from raycomp.tracking import read
 from raycomp.tune import main
 
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"
@@ -43,30 +44,32 @@ def cache_dir(tmp_path, monkeypatch):
 
 
 def test_lm_yaml_runs_shrunk_with_tracking(tmp_path, cache_dir, local_ray):
+    """Each method alone, then all five together, against one baseline that runs none of them."""
     config = load_experiment(EXPERIMENTS / "lm.yaml")
     assert (config.model.name, config.data.name) == ("gpt", "stdlib_text")
     assert set(config.sweep.swept_algorithms()) == METHODS  # so the baseline drops all five
-    assert main([str(EXPERIMENTS / "lm.yaml"), *shrunk(tmp_path, "sweep.repeats=1")]) == 0
+    changes = ("sweep.repeats=1", "sweep.control=false", "sweep.baseline_budgets=[1.0]")
+    assert main([str(EXPERIMENTS / "lm.yaml"), *shrunk(tmp_path, *changes)]) == 0
     results = json.loads((tmp_path / "runs" / "lm" / "results.json").read_text())
     trials = results["trials"]
-    assert sorted(t["config_id"] for t in trials) == [
-        "baseline",
-        "control",
-        "frontier-0.5",
-        "frontier-0.75",
-        "method-1",
-        "method-2",
-    ]
+    assert sorted(t["config_id"] for t in trials) == ["baseline", *(f"method-{i}" for i in range(1, 6))]
     assert all(t["status"] == "TERMINATED" for t in trials)
-    scalings = sorted(t["algorithms.alibi.train_sequence_length_scaling"] for t in trials if t["variant"] == "method")
-    assert scalings == [0.5, 1.0]
     client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("lm")
     runs = client.search_runs([experiment.experiment_id], "tags.`raycomp.kind` = 'trial'", max_results=100)
     assert len(runs) == len(trials) and {run.info.status for run in runs} == {"FINISHED"}
-    methods = [run for run in runs if run.data.tags["raycomp.config_id"].startswith("method")]
-    assert all(run.data.metrics["alibi/num_replaced"] == 1 for run in methods)  # one layer, surgery logged
+    ran = {run.data.tags["raycomp.config_id"]: set(run.data.tags["raycomp.algorithms"].split(",")) for run in runs}
+    listed = {t["config_id"]: set(t.get("algorithms") or ["none"]) for t in trials}
+    assert ran == listed and ran["baseline"] == {"none"} and ran["method-5"] == METHODS
+    alone = sorted(name for names in ran.values() if len(names) == 1 for name in names if name != "none")
+    assert alone == sorted(METHODS - {"fused_layernorm"})  # FusedLayerNorm alone is the control on a CPU
+    with_alibi = [run for run in runs if "alibi" in ran[run.data.tags["raycomp.config_id"]]]
+    assert len(with_alibi) == 2 and all(run.data.metrics["alibi/num_replaced"] == 1 for run in with_alibi)
     assert all("eval/perplexity" in run.data.metrics for run in runs)
+    # Rebuilt from the child runs alone (a sweep whose results.json artifact is lost), each lists what it ran.
+    parent = client.search_runs([experiment.experiment_id], "tags.`raycomp.kind` = 'sweep'")[0]
+    rebuilt = {t.config_id: t.overrides.get("algorithms") for t in read._rebuild(client, parent).trials}
+    assert rebuilt == {t["config_id"]: t.get("algorithms") for t in trials}
 
 
 def test_lm_gpu_yaml_is_the_gpu_version_of_the_same_study():

@@ -15,6 +15,7 @@ from ray import tune
 from ray.tune.search import Searcher
 
 from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig, trial_config
+from raycomp.config.sweep import swept_algorithm
 from raycomp.errors import ConfigError
 from raycomp.keys import BASELINE, CONTROL, FRONTIER, METHOD
 
@@ -99,6 +100,8 @@ def _method_configs(sweep: SweepConfig, seed: int) -> list[dict[str, Any]]:
             rng = np.random.RandomState(_draw_seed(seed, combination, sample))
             drawn = {path: _plain(sampler.sample(random_state=rng)) for path, sampler in samplers.items()}
             overrides = {path: {**dict(zip(grids, combination, strict=True)), **drawn}[path] for path in sweep.space}
+            dropped, _ = sweep.left_out(overrides)  # space.algorithms: the arguments of those it does not run
+            overrides = {path: None if swept_algorithm(path) in dropped else v for path, v in overrides.items()}
             configs.append({"variant": METHOD, "config_id": f"{METHOD}-{len(configs) + 1}", "overrides": overrides})
     return configs
 
