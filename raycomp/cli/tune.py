@@ -102,7 +102,7 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
     paths = write_results(folder, summaries, metric, mode, verdicts)
     print(format_table(summaries, metric))
     print()
-    print(format_verdicts(verdicts))
+    print(format_verdicts(verdicts, metric))
     print(_best_line(verdicts))
     if verdicts.warning():
         print(f"warning: {verdicts.warning()}")

@@ -164,10 +164,13 @@ def _median(values: Sequence[float | None]) -> float | None:
     return present[middle] if len(present) % 2 else (present[middle - 1] + present[middle]) / 2
 
 
-def format_verdicts(verdicts: SweepVerdicts) -> str:
-    """The per-configuration table the CLI prints, then the control's verdict and the noise floor."""
+def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy") -> str:
+    """The per-configuration table the CLI prints, then the control's verdict and the noise floor.
+
+    Its quality columns are named after the sweep's metric (``loss`` and ``Δ loss`` for ``eval/loss``)."""
     level = f"{verdicts.confidence:.0%} CI"
-    header = ["config", "variant", "n", "accuracy", "time s", f"speed-up [{level}]", f"Δ accuracy [{level}]", "verdict"]
+    name = metric.split("/")[-1]
+    header = ["config", "variant", "n", name, "time s", f"speed-up [{level}]", f"Δ {name} [{level}]", "verdict"]
     lines = [header]
     for config in verdicts.configs:
         v = config.verdict

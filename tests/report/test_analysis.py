@@ -5,7 +5,7 @@ from __future__ import annotations
 from reportkit import SB, hand_made_records
 
 from raycomp.report.analysis import described, format_args, frontier_line, verdict_counts
-from raycomp.report.configs import summarize_configs
+from raycomp.report.configs import format_verdicts, summarize_configs
 from raycomp.report.summary import summarize
 
 
@@ -40,3 +40,10 @@ def test_argument_labels_are_short_unless_two_keys_share_a_name():
 def test_a_reference_arms_blank_columns_are_no_arguments():
     assert format_args({f"{SB}.keep": None, f"{SB}.interrupt": None}) == ""
     assert format_args({"algorithms.a.keep": None, "algorithms.b.keep": 0.25}) == "keep=0.25"
+
+
+def test_the_verdict_table_names_the_sweeps_metric():
+    header = format_verdicts(_verdicts()).splitlines()[0].split()
+    assert header[3] == "accuracy" and "Δ accuracy" in format_verdicts(_verdicts())
+    table = format_verdicts(_verdicts(), "eval/loss")
+    assert table.splitlines()[0].split()[3] == "loss" and "Δ loss [95% CI]" in table and "accuracy" not in table
