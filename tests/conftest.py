@@ -29,7 +29,7 @@ def local_ray():
 
 # Tests that start Ray or a server, or processes of their own (DDP ranks, a CLI, an import check): the slow
 # lane. `pytest -m "not slow"` is the daily loop (no Ray, no server, no extra process); `pytest -m ray` runs
-# only what needs Ray. Under pytest-xdist (`-n 2 --dist loadgroup`, the README's command) the tests sharing
+# only what needs Ray. Under pytest-xdist (`-n 2 --dist loadgroup`, the README's faster command) the tests sharing
 # the session's local Ray stay on one worker, so only one local Ray is started, and the tests that start a
 # Ray of their own run on another.
 _OWN_RAY = {"test_job_submit.py", "test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray

@@ -42,13 +42,17 @@ class MlflowCallback(Callback):
         self.best_folder: str | None = None
         self.kept: list[str] = []  # checkpoint folders in the run's artifacts, oldest first
         self.logged_through = -1  # the last step an earlier attempt of this run logged: a resume re-trains past it
+        self.retrained = False
         self._restore()
 
     # -- LoggerDestination -----------------------------------------------------------------------------
 
     def log_metrics(self, metrics: Mapping[str, Any], step: int) -> None:
-        if step > self.logged_through:  # a resumed run's steps up to there are in the store already
+        if step > self.logged_through:
             self.client.log_metrics(metrics, step)
+        elif _EVERY_STEP in metrics and not self.retrained:  # a resumed run's steps up to there are logged
+            self.retrained = True  # already; the tag says from where it trained them again
+            self.client.set_tags({keys.RETRAINED_FROM_TAG: str(step)})
 
     # -- result sink -----------------------------------------------------------------------------------
 

@@ -23,6 +23,8 @@ import pytest
 import yaml
 from mlflow import MlflowClient
 
+from raycomp import keys
+
 pytestmark = [pytest.mark.ray, pytest.mark.subprocess_cli]
 
 KEEP = "algorithms.selective_backprop.keep"
@@ -121,15 +123,19 @@ def sweep_runs(storage: Path, name: str) -> tuple[list, list]:
     return parents, children
 
 
-def trained_steps(storage: Path, name: str) -> dict[str, int]:
-    """Per FINISHED trial run: how many training steps it logged (train/loss points)."""
+def trained_steps(storage: Path, name: str) -> dict[str, tuple[int, str | None]]:
+    """Per FINISHED trial run: how many training steps it logged (train/loss points, each step once even if
+    trained twice) and the step it trained again from, if it did (the callback's tag)."""
     client = MlflowClient(f"sqlite:///{storage / 'mlflow.db'}")
     experiment = client.get_experiment_by_name(name)
     if experiment is None:
         return {}
     runs = client.search_runs([experiment.experiment_id], "tags.`raycomp.kind` = 'trial'", max_results=1000)
     return {
-        run.info.run_id: len(client.get_metric_history(run.info.run_id, "train/loss"))
+        run.info.run_id: (
+            len(client.get_metric_history(run.info.run_id, "train/loss")),
+            run.data.tags.get(keys.RETRAINED_FROM_TAG),
+        )
         for run in runs
         if run.info.status == "FINISHED"
     }

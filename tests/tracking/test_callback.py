@@ -124,6 +124,7 @@ def test_a_resumed_run_does_not_log_the_steps_it_trains_again(run):
     assert [step for step, _ in history(run, "train/loss")] == [1, 2, 3, 4, 5, 6]
     assert history(run, "train/loss")[2:] == [(3, 1 / 3), (4, 0.25), (5, 0.4), (6, 2 / 6)]
     assert history(run, "train/loss_mean") == [(4, 0.5), (6, 0.25)]
+    assert MlflowClient(run.tracking_uri).get_run(run.run_id).data.tags[keys.RETRAINED_FROM_TAG] == "3"
 
 
 def test_a_new_run_logs_from_its_first_step(run):
@@ -132,3 +133,4 @@ def test_a_new_run_logs_from_its_first_step(run):
     callback.log_metrics({"alibi/num_replaced": 2}, 0)
     callback.report({keys.STEP: 0, keys.TRACES: []}, None)
     assert history(run, "alibi/num_replaced") == [(0, 2.0)]
+    assert keys.RETRAINED_FROM_TAG not in MlflowClient(run.tracking_uri).get_run(run.run_id).data.tags
