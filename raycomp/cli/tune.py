@@ -24,7 +24,7 @@ from raycomp import keys
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.errors import EXIT_INTERRUPTED, one_line
-from raycomp.launch.run_folder import run_guarded
+from raycomp.launch.run_folder import nothing_to_resume, run_guarded
 from raycomp.report.configs import CONFIG_COLUMNS
 from raycomp.tracking.ref import RunRef, redacted_uri
 
@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     config = load_experiment_or_exit(args.experiment, args.overrides)
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # the classic table shows our metric columns
+    if args.resume and not args.extend and nothing_to_resume(config.layout):
+        args.resume = False  # its driver was killed before it saved anything
     again = args.resume or args.extend
     return exit_code_of(lambda: run_guarded(config, lambda: _tune(config, args), resume=again, extend=args.extend))
 

@@ -71,6 +71,17 @@ def claimed(config: ExperimentConfig, *, resume: bool | None = None, extend: boo
         yield
 
 
+def nothing_to_resume(layout: RunLayout) -> bool:
+    """``--resume`` of a sweep whose driver was killed before it recorded anything (its first seconds) has
+    nothing to continue and nothing to clash with: it starts the sweep, saying so, instead of refusing."""
+    if was_started(layout):
+        return False
+    print(
+        f"raycomp: nothing of this sweep was saved at {layout.run_dir}; starting it from the beginning", file=sys.stderr
+    )
+    return True
+
+
 def was_started(layout: RunLayout) -> bool:
     """A command started a run in the folder: it recorded its config (before anything else), or, for a
     sweep from before that record, Tune saved its tuner there. Killed at any moment after, it resumes."""

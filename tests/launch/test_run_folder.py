@@ -15,8 +15,8 @@ import yaml
 from mlflow import MlflowClient
 
 from raycomp.config import ExperimentConfig
-from raycomp.errors import RunConflict, StorageUnwritable
-from raycomp.launch.run_folder import RunLock, check_writable, claimed, training_config
+from raycomp.errors import NotFound, RunConflict, StorageUnwritable
+from raycomp.launch.run_folder import RunLock, check_writable, claimed, nothing_to_resume, training_config
 
 
 def experiment(tmp_path: Path, **changes) -> dict:
@@ -161,3 +161,15 @@ def test_m7_sigterm_ends_a_tracked_local_run_killed_and_leaves_no_temporary_chec
     runs = client.search_runs([client.get_experiment_by_name("claimed").experiment_id])
     assert [r.info.status for r in runs] == ["KILLED"] and runs[0].info.end_time
     assert not [p.name for p in scratch.iterdir() if p.name.startswith("raycomp-")]  # no leaked checkpoint
+
+
+def test_resume_of_a_sweep_killed_before_it_saved_anything_starts_it(tmp_path, capsys):
+    """SIGKILLed in its first seconds, a driver leaves no record: --resume then starts the sweep, saying so."""
+    fresh = config(tmp_path)
+    assert nothing_to_resume(fresh.layout)
+    assert "nothing of this sweep was saved" in capsys.readouterr().err
+    with pytest.raises(NotFound, match="no sweep to continue"), claimed(fresh, resume=True):  # what it said
+        pass
+    with claimed(fresh):  # a started sweep records its config before anything else
+        pass
+    assert not nothing_to_resume(fresh.layout) and capsys.readouterr().err == ""
