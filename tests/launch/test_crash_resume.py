@@ -141,9 +141,10 @@ def trained_steps(storage: Path, name: str) -> dict[str, tuple[int, str | None]]
     }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def reference(tmp_path_factory) -> dict[tuple[str, int], dict[str, float]]:
-    """An uninterrupted sweep's final metrics per arm."""
+    """An uninterrupted sweep's final metrics per arm (once per session: under pytest-xdist, tests of other
+    modules run between this module's, which would rebuild a module-scoped fixture)."""
     storage = tmp_path_factory.mktemp("reference")
     run(experiment(storage, "sweep"))
     metrics = final_metrics(storage, "sweep")
