@@ -104,7 +104,12 @@ def train(spec: TrialSpec, address: str | None = None, *, local_copy: Path | Non
     from raycomp.launch.cluster import init_ray, torch_trainer
 
     init_ray(address)
-    result = torch_trainer(spec, config.name, config.layout.storage).fit()
+    try:
+        result = torch_trainer(spec, config.name, config.layout.storage).fit()
+    except SystemExit:
+        # Ray Train's own SIGINT handler aborts the run, then exits the process with no word (status 1): a
+        # Ctrl-C, as in local mode: "interrupted", 130, the MLflow run KILLED, its checkpoints kept.
+        raise KeyboardInterrupt from None
     return dict(result.metrics or {})
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
+from mlflow import MlflowClient
 
 from raycomp.train import main
 
@@ -91,3 +94,31 @@ def test_two_workers_train_with_ddp_and_resume_from_rays_checkpoint(tmp_path, lo
     out = capsys.readouterr().out
     # 256 samples over 2 ranks of 32 per step: 4 steps an epoch, so the resumed run starts at step 8.
     assert '"resumed_from_step": 8' in out and '"epoch": 3' in out
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a shell's background job ignores it; a user's terminal does not
+
+
+@pytest.mark.subprocess_cli
+def test_ctrl_c_of_a_ray_train_run_is_interrupted_130_and_its_mlflow_run_killed(tmp_path):
+    """Ray Train's own SIGINT handler aborts the run and exits with 1 and no word; raycomp says it as in local
+    mode, and the checkpoints written so far stay for the rerun to resume from."""
+    data = experiment(tmp_path, max_duration="200ep", scaling={"num_workers": 1, "cpus_per_worker": 1})
+    path = write(tmp_path / "exp.yaml", data)
+    command = [sys.executable, "-m", "raycomp.train", str(path)]
+    run = subprocess.Popen(
+        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_default_sigint
+    )
+    folder = tmp_path / "runs" / "one"
+    deadline = time.monotonic() + 180
+    while not list(folder.glob("checkpoint_*")) and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert run.poll() is None, run.stdout.read().decode()[-3000:]
+    run.send_signal(signal.SIGINT)
+    output = run.communicate(timeout=120)[0].decode()
+    assert run.returncode == 130 and output.rstrip().endswith("interrupted"), output[-3000:]
+    client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
+    (experiment_,) = [e for e in client.search_experiments() if e.name == "one"]
+    assert [r.info.status for r in client.search_runs([experiment_.experiment_id])] == ["KILLED"]
+    assert list(folder.glob("checkpoint_*"))
