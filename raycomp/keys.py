@@ -54,4 +54,5 @@ LATEST_TAG = "raycomp.checkpoint.latest"  # artifact path of the newest checkpoi
 BEST_TAG = "raycomp.checkpoint.best"  # and of the best by the sweep's metric, whose value is in
 BEST_VALUE_TAG = "raycomp.checkpoint.best_value"
 RESUMED_FROM_TAG = "raycomp.resumed_from"
+ALGORITHMS_TAG = "raycomp.algorithms"  # the algorithms a run trained with, comma-separated ("none")
 RETRAINED_FROM_TAG = "raycomp.retrained_from_step"  # a run trained steps it had logged already (a resume)

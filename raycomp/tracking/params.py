@@ -11,6 +11,7 @@ from mlflow import MlflowClient
 from mlflow.entities import Param, RunTag
 from mlflow.utils.validation import MAX_ENTITY_KEY_LENGTH, MAX_PARAM_VAL_LENGTH, MAX_PARAMS_TAGS_PER_BATCH
 
+from raycomp import keys
 from raycomp.algorithms.registry import algorithm_class
 from raycomp.config import ExperimentConfig
 from raycomp.tracking.ref import redacted_uri
@@ -39,7 +40,7 @@ def log_config(client: MlflowClient, run_id: str, config: ExperimentConfig) -> N
     if flat.get(URI_KEY):
         flat[URI_KEY] = redacted_uri(flat[URI_KEY])
     params = [Param(_key(key), _value(value)) for key, value in sorted(flat.items())]
-    tags = [RunTag("raycomp.algorithms", ",".join(config.algorithms) or "none")]
+    tags = [RunTag(keys.ALGORITHMS_TAG, ",".join(config.algorithms) or "none")]
     for name in config.algorithms:
         required = bool(algorithm_class(name).required_on_load())
         tags.append(RunTag(f"raycomp.algorithm.{name}.required_on_load", str(required).lower()))

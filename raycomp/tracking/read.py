@@ -144,7 +144,7 @@ def _rebuild(client: Any, parent: Any) -> Results:
         params = run.data.params
         overrides = {} if variant == keys.BASELINE else {k: yaml.safe_load(params[k]) for k in space if k in params}
         if SELECTION in space and variant == keys.METHOD:  # the algorithms it ran, of those the sweep selects
-            overrides[SELECTION] = _selected(sweep, run.data.tags.get("raycomp.algorithms", "").split(","))
+            overrides[SELECTION] = _selected(sweep, run.data.tags.get(keys.ALGORITHMS_TAG, "").split(","))
         history = _history(client, run.info.run_id, metric)
         status = _STATUS.get(run.info.status, run.info.status)
         tags = run.data.tags

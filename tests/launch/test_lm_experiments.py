@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from mlflow import MlflowClient
 
+from raycomp import keys
 from raycomp.config import load_experiment
 from raycomp.tracking import read
 from raycomp.tune import main
@@ -58,7 +59,7 @@ def test_lm_yaml_runs_shrunk_with_tracking(tmp_path, cache_dir, local_ray):
     experiment = client.get_experiment_by_name("lm")
     runs = client.search_runs([experiment.experiment_id], "tags.`raycomp.kind` = 'trial'", max_results=100)
     assert len(runs) == len(trials) and {run.info.status for run in runs} == {"FINISHED"}
-    ran = {run.data.tags["raycomp.config_id"]: set(run.data.tags["raycomp.algorithms"].split(",")) for run in runs}
+    ran = {run.data.tags["raycomp.config_id"]: set(run.data.tags[keys.ALGORITHMS_TAG].split(",")) for run in runs}
     listed = {t["config_id"]: set(t.get("algorithms") or ["none"]) for t in trials}
     assert ran == listed and ran["baseline"] == {"none"} and ran["method-5"] == METHODS
     alone = sorted(name for names in ran.values() if len(names) == 1 for name in names if name != "none")

@@ -102,6 +102,8 @@ def _method_configs(sweep: SweepConfig, seed: int) -> list[dict[str, Any]]:
             overrides = {path: {**dict(zip(grids, combination, strict=True)), **drawn}[path] for path in sweep.space}
             dropped, _ = sweep.left_out(overrides)  # space.algorithms: the arguments of those it does not run
             overrides = {path: None if swept_algorithm(path) in dropped else v for path, v in overrides.items()}
+            if dropped and any(config["overrides"] == overrides for config in configs):
+                continue  # already listed: its values differed only for algorithms it does not run
             configs.append({"variant": METHOD, "config_id": f"{METHOD}-{len(configs) + 1}", "overrides": overrides})
     return configs
 
