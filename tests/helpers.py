@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
@@ -84,6 +85,22 @@ def leave_rank() -> NoReturn:
     freeing DDP's reducer holds the GIL while Gloo's worker thread needs it to free a finished work
     (pytorch/pytorch#56297), which deadlocked a rank now and then on a loaded machine."""
     os._exit(0)
+
+
+def popen_ctrl_c_reaches(command: list[str], **kwargs: Any) -> subprocess.Popen:
+    """Starts ``command`` so that SIGINT reaches it as a user's Ctrl-C reaches a foreground command.
+
+    A child of a shell's background job inherits SIGINT ignored. Resetting it in the child with a
+    ``preexec_fn`` makes ``subprocess`` fork this process instead of vfork-ing it, and forking a process that
+    holds a Ray driver broke the driver's subscription to its GCS: the next actor it started never came up,
+    and the session's later Ray tests hung (CI timed out). So this process stops ignoring SIGINT while it
+    starts the child, which then begins with SIGINT at its default, as in a terminal.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(command, **kwargs)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # ---- a real MLflow server ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from helpers import popen_ctrl_c_reaches
 
 from raycomp.cli.interrupt import is_raycomp_command
 from raycomp.cli.train import main as train_main
@@ -80,23 +81,17 @@ def test_l13_only_raycomp_commands_get_the_quiet_interrupt():
     assert not is_raycomp_command(["/usr/bin/python3", "train.py", "raycomp"])
 
 
-def _sigint_default() -> None:
-    """A child of a shell's background job inherits SIGINT ignored; a user's Ctrl-C reaches a foreground one."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.spawns
 def test_l13_ctrl_c_while_the_cli_reads_its_config_is_one_line_and_exit_130(tmp_path):
     """The experiment is a named pipe: the CLI has imported everything and waits inside load_experiment."""
     fifo = tmp_path / "experiment.yaml"
     os.mkfifo(fifo)
-    child = subprocess.Popen(
+    child = popen_ctrl_c_reaches(
         [sys.executable, "-m", "raycomp.train", str(fifo)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
-        preexec_fn=_sigint_default,
     )
     try:
         write_end = _open_when_read(fifo, child)
@@ -121,13 +116,12 @@ def _open_when_read(fifo: Path, child: subprocess.Popen):
 
 @pytest.mark.spawns
 def test_l13_ctrl_c_while_the_cli_imports_torch_is_one_line(tmp_path):
-    child = subprocess.Popen(
+    child = popen_ctrl_c_reaches(
         [sys.executable, "-m", "raycomp.train", str(tmp_path / "never-read.yaml")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
-        preexec_fn=_sigint_default,
     )
     try:
         child.wait(timeout=0.5)  # importing raycomp (torch) alone takes seconds

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import popen_ctrl_c_reaches
 from mlflow import MlflowClient
 
 from raycomp.train import main
@@ -96,10 +97,6 @@ def test_two_workers_train_with_ddp_and_resume_from_rays_checkpoint(tmp_path, lo
     assert '"resumed_from_step": 8' in out and '"epoch": 3' in out
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a shell's background job ignores it; a user's terminal does not
-
-
 @pytest.mark.subprocess_cli
 def test_ctrl_c_of_a_ray_train_run_is_interrupted_130_and_its_mlflow_run_killed(tmp_path):
     """Ray Train's own SIGINT handler aborts the run and exits with 1 and no word; raycomp says it as in local
@@ -107,9 +104,7 @@ def test_ctrl_c_of_a_ray_train_run_is_interrupted_130_and_its_mlflow_run_killed(
     data = experiment(tmp_path, max_duration="200ep", scaling={"num_workers": 1, "cpus_per_worker": 1})
     path = write(tmp_path / "exp.yaml", data)
     command = [sys.executable, "-m", "raycomp.train", str(path)]
-    run = subprocess.Popen(
-        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_default_sigint
-    )
+    run = popen_ctrl_c_reaches(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     folder = tmp_path / "runs" / "one"
     deadline = time.monotonic() + 180
     while not list(folder.glob("checkpoint_*")) and run.poll() is None and time.monotonic() < deadline:
