@@ -29,9 +29,9 @@ def local_ray():
 
 # Tests that start Ray or a server, or processes of their own (DDP ranks, a CLI, an import check): the slow
 # lane. `pytest -m "not slow"` is the daily loop (no Ray, no server, no extra process); `pytest -m ray` runs
-# only what needs Ray. Under pytest-xdist (`-n 2 --dist loadgroup`, the README's faster command) the tests sharing
-# the session's local Ray stay on one worker, so only one local Ray is started, and the tests that start a
-# Ray of their own run on another.
+# only what needs Ray. Under pytest-xdist (`-n 2`) each worker starts its own local Ray on first use; the tests
+# that start a Ray of their own stop only their own processes, so they can run beside the other worker's.
+# (No xdist_group: with pytest 9, pytest-xdist 3.8's loadgroup cannot rename the items and ignores groups.)
 _OWN_RAY = {"test_job_submit.py", "test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray
 _SLOW_FIXTURES = {"local_ray", "mlflow_server"}
 
@@ -45,7 +45,3 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.ray)
         if shares_ray or owns_ray or spawns or _SLOW_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
-        if shares_ray:
-            item.add_marker(pytest.mark.xdist_group("local_ray"))
-        elif owns_ray:
-            item.add_marker(pytest.mark.xdist_group("own_ray"))
