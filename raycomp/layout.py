@@ -14,6 +14,7 @@ from raycomp import keys
 
 MLFLOW_DB = "mlflow.db"
 MLFLOW_ARTIFACTS = "mlartifacts"
+TRIAL_HISTORY = "history.jsonl"  # in a Tune trial's folder: every result the trial reported, written by the trial
 
 
 def is_uri(path: str) -> bool:

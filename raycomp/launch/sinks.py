@@ -7,6 +7,8 @@ trial Tune stops at this result has logged it already). Ray is imported only by 
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,10 +33,22 @@ class TrainSink:
 
 
 class TuneSink:
-    """``tune.report`` inside a local-mode trial; Tune persists the checkpoint in the trial folder."""
+    """``tune.report`` inside a local-mode trial; Tune persists the checkpoint in the trial folder.
+
+    With a ``history`` file, each result is first appended there by the trial itself. Tune's own record of a
+    trial's results is written by the sweep's driver, and a driver killed outright loses the results it
+    had not saved; the trial, resumed from its newest checkpoint, does not report them again. The file
+    keeps them, so the trial's curve has no gap (``outcome.trial_history``).
+    """
+
+    def __init__(self, history: Path | None = None):
+        self.history = history
 
     def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
         from ray import tune
+
+        if self.history is not None:
+            append_result(self.history, metrics)
 
         checkpoint = tune.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
         try:
@@ -55,3 +69,12 @@ class FolderSink:
         self.history.append(dict(metrics))
         if checkpoint_dir is not None:
             self.checkpoints.add(checkpoint_dir)
+
+
+def append_result(path: Path, metrics: dict[str, Any]) -> None:
+    """One result as one JSON line, on disk before this returns (a kill right after must not lose it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)  # Tune makes a trial's folder at its first checkpoint
+    with path.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(metrics, default=str) + "\n")
+        file.flush()
+        os.fsync(file.fileno())

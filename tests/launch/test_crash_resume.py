@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -92,8 +93,10 @@ def checkpoints(folder: Path) -> int:
     return sum(1 for _ in folder.glob("**/checkpoint_0*")) if folder.is_dir() else 0
 
 
-def final_metrics(storage: Path, name: str) -> dict[tuple[str, int], dict[str, float]]:
-    """Per arm (config id, repeat): the sweep's metric from results.json and the trial's last MLflow values."""
+def final_metrics(storage: Path, name: str) -> dict[tuple[str, int], dict[str, Any]]:
+    """Per arm (config id, repeat): the sweep's metric from results.json, its curve (each evaluation's step
+    and accuracy, once each: a resumed trial's curve has no gap and no repeat), and the trial's last MLflow
+    values."""
     results = json.loads((storage / name / "results.json").read_text())["trials"]
     assert all(trial["status"] == "TERMINATED" for trial in results)
     children = {run.data.tags["raycomp.trial_id"]: run for run in sweep_runs(storage, name)[1]}
@@ -101,9 +104,11 @@ def final_metrics(storage: Path, name: str) -> dict[tuple[str, int], dict[str, f
     for trial in results:
         run = children[trial["trial_id"]]
         arm = (trial["config_id"], int(trial["repeat"]))
-        metrics[arm] = {"result": trial["eval/accuracy"]} | {
-            key: run.data.metrics[key] for key in ("eval/accuracy", "eval/loss", "train/loss")
+        metrics[arm] = {
+            "result": trial["eval/accuracy"],
+            "curve": [(point["step"], point["eval/accuracy"]) for point in trial["curve"]],
         }
+        metrics[arm] |= {key: run.data.metrics[key] for key in ("eval/accuracy", "eval/loss", "train/loss")}
     return metrics
 
 
@@ -149,6 +154,7 @@ def reference(tmp_path_factory) -> dict[tuple[str, int], dict[str, float]]:
     run(experiment(storage, "sweep"))
     metrics = final_metrics(storage, "sweep")
     assert len(metrics) == TRIALS
+    assert all(len(arm["curve"]) == CHECKPOINTS_PER_TRIAL for arm in metrics.values())  # an evaluation per epoch
     return metrics
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from ray import tune
@@ -11,6 +13,7 @@ from ray import tune
 from raycomp import keys
 from raycomp.errors import one_line
 from raycomp.launch.sweep.ledger import arm_key, result_arm
+from raycomp.layout import TRIAL_HISTORY, is_uri
 from raycomp.report.summary import TrialRecord
 
 
@@ -33,7 +36,7 @@ def trial_records(grids: tune.ResultGrid | Iterable[tune.ResultGrid]) -> list[Tr
 
 
 def _record(result: tune.Result) -> TrialRecord:
-    history = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
+    history = trial_history(result)
     arm = result_arm(result) or {"variant": (history[-1] if history else {}).get("variant", "?")}
     trial_id = (result.metrics or {}).get("trial_id") or os.path.basename(result.path)
     status = _status(result, history)
@@ -52,6 +55,38 @@ def _record(result: tune.Result) -> TrialRecord:
         repeat=arm.get("repeat"),
         budget=arm.get("budget"),
     )
+
+
+def trial_history(result: tune.Result) -> list[dict[str, Any]]:
+    """The trial's results in step order, each step once: Tune's, completed from the trial's own file.
+
+    A driver killed outright loses the results it had not saved, and a trial resumed past them (from its
+    newest checkpoint) does not report them again: the trial's own ``history.jsonl`` has them. A step
+    trained twice (after a resume from an older checkpoint) counts once, with its latest values.
+    """
+    rows = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
+    own = _own_history(result.path)
+    if not own:
+        return rows
+    by_step: dict[Any, dict[str, Any]] = {}
+    for index, row in enumerate([*rows, *own]):
+        step = row.get(keys.STEP)
+        by_step.setdefault(index if step is None else step, {}).update(row)
+    return sorted(by_step.values(), key=lambda row: row.get(keys.STEP, -1))
+
+
+def _own_history(trial_folder: str) -> list[dict[str, Any]]:
+    """The rows of the trial's ``history.jsonl`` (local storage only); a line cut by a kill is skipped."""
+    path = Path(trial_folder) / TRIAL_HISTORY
+    if is_uri(trial_folder) or not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    return rows
 
 
 def unfinished(results: tune.ResultGrid) -> int:

@@ -16,6 +16,7 @@ from raycomp.launch.cluster import torch_trainer
 from raycomp.launch.sinks import TuneSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import run_in_process
+from raycomp.layout import TRIAL_HISTORY
 from raycomp.tracking import trial_run
 from raycomp.tracking.ref import RunRef
 
@@ -37,17 +38,27 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
             fixed[keys.TRACKING_FAILURES] = 1
         spec = TrialSpec(config, metric, mode, run=run, fixed_metrics=fixed)
         if config.scaling.num_workers == 0:
+            folder = local_trial_folder()
+            sink = TuneSink(history=folder / TRIAL_HISTORY if folder is not None else None)
             newest = newest_trial_checkpoint()
             if newest is not None:
-                run_in_process(spec, TuneSink(), load_path=newest)
+                run_in_process(spec, sink, load_path=newest)
             else:
-                run_in_process(spec, TuneSink(), tune.get_checkpoint())
+                run_in_process(spec, sink, tune.get_checkpoint())
             return
         from ray.tune.integration.ray_train import TuneReportCallback
 
         # Named after the trial, so a restored sweep's trial resumes its own Train run.
         trainer = torch_trainer(spec, trial_id, sweep.layout.train_dir, run_callbacks=[TuneReportCallback()])
         trainer.fit()
+
+
+def local_trial_folder() -> Path | None:
+    """This trial's folder when the sweep's storage is local (where the trial itself can write), else None."""
+    storage = tune.get_context().get_storage()
+    if not isinstance(storage.storage_filesystem, pyarrow.fs.LocalFileSystem):
+        return None
+    return Path(storage.trial_fs_path)
 
 
 def newest_trial_checkpoint() -> Path | None:
@@ -57,10 +68,10 @@ def newest_trial_checkpoint() -> Path | None:
     outright saved that state a while before it died, so the trial's folder can hold newer checkpoints,
     up to its final one: resuming from those, a trial that had finished trains no step again.
     """
-    storage = tune.get_context().get_storage()
-    if not isinstance(storage.storage_filesystem, pyarrow.fs.LocalFileSystem):
+    folder = local_trial_folder()
+    if folder is None:
         return None
     try:
-        return KeptCheckpoints(storage.trial_fs_path).newest_loadable()
+        return KeptCheckpoints(folder).newest_loadable()
     except CheckpointError:  # none whole (killed while its first was copied): from Tune's, or from scratch
         return None

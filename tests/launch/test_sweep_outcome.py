@@ -1,0 +1,41 @@
+"""A trial's history: Tune's results completed from the trial's own file, each step once (outcome.py)."""
+
+from __future__ import annotations
+
+import pandas as pd
+from ray import tune
+
+from raycomp.launch.sinks import append_result
+from raycomp.launch.sweep.outcome import trial_history
+from raycomp.layout import TRIAL_HISTORY
+
+
+def result(folder, rows):
+    return tune.Result(
+        metrics=rows[-1], checkpoint=None, error=None, path=str(folder), metrics_dataframe=pd.DataFrame(rows)
+    )
+
+
+def test_results_a_killed_driver_lost_come_from_the_trials_own_file(tmp_path):
+    """The driver saved only the last result (step 8); the trial wrote steps 4 and 8, then step 8 again when
+    it was resumed and evaluated once more. A kill cut the file's last line."""
+    for step, accuracy in ((4, 0.25), (8, 0.5), (8, 0.5)):
+        append_result(tmp_path / TRIAL_HISTORY, {"step": step, "eval/accuracy": accuracy, "variant": "baseline"})
+    with (tmp_path / TRIAL_HISTORY).open("a") as file:
+        file.write('{"step": 12, "eval/acc')
+    tune_rows = [{"step": 8, "eval/accuracy": 0.5, "training_iteration": 1}]
+    history = trial_history(result(tmp_path, tune_rows))
+    assert [(row["step"], row["eval/accuracy"]) for row in history] == [(4, 0.25), (8, 0.5)]
+    assert history[-1]["training_iteration"] == 1  # Tune's own columns stay where Tune has the step
+
+
+def test_a_retrained_step_counts_once_with_its_latest_values(tmp_path):
+    rows = [{"step": 4, "train/loss": 2.0}, {"step": 8, "train/loss": 1.5}, {"step": 8, "train/loss": 1.4}]
+    for row in rows:
+        append_result(tmp_path / TRIAL_HISTORY, row)
+    assert [row["train/loss"] for row in trial_history(result(tmp_path, rows))] == [2.0, 1.4]
+
+
+def test_without_the_trials_file_tunes_rows_are_the_history(tmp_path):
+    rows = [{"step": 4, "eval/accuracy": 0.25}, {"step": 8, "eval/accuracy": 0.5}]
+    assert trial_history(result(tmp_path, rows)) == rows
