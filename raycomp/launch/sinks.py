@@ -33,22 +33,10 @@ class TrainSink:
 
 
 class TuneSink:
-    """``tune.report`` inside a local-mode trial; Tune persists the checkpoint in the trial folder.
-
-    With a ``history`` file, each result is first appended there by the trial itself. Tune's own record of a
-    trial's results is written by the sweep's driver, and a driver killed outright loses the results it
-    had not saved; the trial, resumed from its newest checkpoint, does not report them again. The file
-    keeps them, so the trial's curve has no gap (``outcome.trial_history``).
-    """
-
-    def __init__(self, history: Path | None = None):
-        self.history = history
+    """``tune.report`` inside a local-mode trial; Tune persists the checkpoint in the trial folder."""
 
     def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
         from ray import tune
-
-        if self.history is not None:
-            append_result(self.history, metrics)
 
         checkpoint = tune.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
         try:
@@ -56,6 +44,22 @@ class TuneSink:
         except SystemExit:  # how Tune stops a trial (ASHA); at the final result, training is done anyway
             if not metrics.get(keys.FINISHED):
                 raise
+
+
+class HistorySink:
+    """Each result appended to a Tune trial's ``history.jsonl`` by the trial itself (rank 0), before Ray
+    hears of it.
+
+    Tune's own record of a trial's results is written by the sweep's driver, and a driver killed outright
+    loses those it had not saved; the trial, resumed from its newest checkpoint, does not report them
+    again. The file keeps them, so the trial's curve has no gap (``outcome.trial_history``).
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
+        append_result(self.path, metrics)
 
 
 class FolderSink:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from raycomp.config import ExperimentConfig
@@ -30,7 +31,8 @@ class TrialSpec:
 
     ``metric``/``mode`` rank its checkpoints (the sweep's objective); ``fixed_metrics`` go with every
     report (the trial's arm, its MLflow run id) so the driver can tell trials apart in Tune's results.
-    ``resume_from`` is used only while the run has no checkpoint of its own.
+    ``resume_from`` is used only while the run has no checkpoint of its own. ``history`` is the file where
+    a Tune trial appends each of its results itself (``sinks.HistorySink``).
     """
 
     config: ExperimentConfig
@@ -41,6 +43,7 @@ class TrialSpec:
     recreate_required: bool = False
     fixed_metrics: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     callbacks: tuple[Callback, ...] = ()  # the user's own raycomp Callbacks, copied to every worker
+    history: Path | None = None
 
     @classmethod
     def of(cls, config: ExperimentConfig, **fields: Any) -> TrialSpec:

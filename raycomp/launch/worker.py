@@ -21,7 +21,7 @@ import torch.distributed as dist
 from raycomp import checkpoint
 from raycomp.launch.checkpoint_fit import check_fits
 from raycomp.launch.eval_report import EvalReportCallback
-from raycomp.launch.sinks import FolderSink, ResultSink, TrainSink
+from raycomp.launch.sinks import FolderSink, HistorySink, ResultSink, TrainSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.layout import is_uri
 from raycomp.recipe import build_trainer
@@ -90,6 +90,8 @@ def _run(spec: TrialSpec, sink: ResultSink, restored: Path | None, device: torch
         sinks.append(tracking)  # first: a trial Tune stops at a result has logged it already
         loggers.append(tracking)  # every step's metrics; as a callback it flushes at the end of fit
         metrics["mlflow_run_id"] = spec.run.run_id
+    if spec.history is not None and _is_rank_zero():
+        sinks.append(HistorySink(spec.history))  # before Ray's sink: on disk before the driver hears of it
     results = EvalReportCallback([*sinks, sink], config.checkpoint.interval, metrics)
     with _load_path(spec, restored) as load_path:
         trainer = build_trainer(

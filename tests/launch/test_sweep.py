@@ -171,6 +171,9 @@ def test_multi_worker_trials_launch_a_torch_trainer(tmp_path, local_ray):
     train_runs = list((tmp_path / "ddp" / "train").iterdir())  # Ray Train's run, named after the trial
     assert [run.name for run in train_runs] == [trials[0]["trial_id"]]
     assert list(train_runs[0].glob("checkpoint_*/checkpoint.pt"))
+    # Rank 0 appended each result to the Tune trial's own history (a killed driver's lost results are there).
+    history = (tmp_path / "ddp" / trials[0]["trial_id"] / "history.jsonl").read_text().splitlines()
+    assert [json.loads(row)["step"] for row in history] == [row["step"] for row in trials[0]["curve"]]
 
 
 @pytest.mark.subprocess_cli

@@ -36,15 +36,15 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
         fixed: dict[str, Any] = {"variant": arm["variant"]}
         if parent is not None and run is None:  # its run could not be opened (said once): counted, untracked
             fixed[keys.TRACKING_FAILURES] = 1
-        spec = TrialSpec(config, metric, mode, run=run, fixed_metrics=fixed)
+        folder = local_trial_folder()
+        history = folder / TRIAL_HISTORY if folder is not None else None
+        spec = TrialSpec(config, metric, mode, run=run, fixed_metrics=fixed, history=history)
         if config.scaling.num_workers == 0:
-            folder = local_trial_folder()
-            sink = TuneSink(history=folder / TRIAL_HISTORY if folder is not None else None)
             newest = newest_trial_checkpoint()
             if newest is not None:
-                run_in_process(spec, sink, load_path=newest)
+                run_in_process(spec, TuneSink(), load_path=newest)
             else:
-                run_in_process(spec, sink, tune.get_checkpoint())
+                run_in_process(spec, TuneSink(), tune.get_checkpoint())
             return
         from ray.tune.integration.ray_train import TuneReportCallback
 
