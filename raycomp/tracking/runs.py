@@ -81,11 +81,18 @@ def train_run(
 
 @contextmanager
 def trial_run(
-    parent: RunRef | None, trial_id: str, arm: Mapping[str, Any], config: ExperimentConfig
+    parent: RunRef | None,
+    trial_id: str,
+    arm: Mapping[str, Any],
+    config: ExperimentConfig,
+    *,
+    lost_trial_id: str | None = None,
 ) -> Iterator[RunRef | None]:
     """The child run of one trial under the sweep's run, reopened if the trial ran before (a restore).
 
     ``arm`` is the trial's sweep arm; its variant, config id, repeat and budget become the run's tags.
+    ``lost_trial_id`` names the trial of the same arm this one continues (one a killed driver lost): its
+    run, finished or not, becomes this trial's, so the arm keeps one run.
 
     Yields None without a parent, and also when the store fails to open the child (said in one line):
     the trial then trains untracked rather than failing. Ends the run FINISHED when the block returns,
@@ -94,7 +101,7 @@ def trial_run(
     ref = None
     if parent is not None:
         try:
-            ref = _open_trial(parent, trial_id, arm, config)
+            ref = _open_trial(parent, trial_id, arm, config, lost_trial_id)
         except Exception as error:  # the store's failure must not cost the trial
             print(
                 f"raycomp: MLflow run of trial {trial_id} under {parent.run_id} at "
@@ -196,11 +203,18 @@ def _log_config_file(client: MlflowClient, run_id: str, config: ExperimentConfig
     client.log_text(run_id, yaml.safe_dump(public_config(config), sort_keys=False), CONFIG_FILE)
 
 
-def _open_trial(parent: RunRef, trial_id: str, arm: Mapping[str, Any], config: ExperimentConfig) -> RunRef:
-    """The trial's child run: its own, else the unfinished run of the same arm (config id and repeat) that
-    a trial lost with a killed driver's unsaved state left (retagged: one run per arm), else a new one."""
+def _open_trial(
+    parent: RunRef, trial_id: str, arm: Mapping[str, Any], config: ExperimentConfig, lost_trial_id: str | None
+) -> RunRef:
+    """The trial's child run: its own, else the run of the lost trial it continues, else the unfinished run
+    of the same arm (config id and repeat) that a trial lost with a killed driver's unsaved state left
+    (each retagged: one run per arm), else a new one."""
     client = make_client(parent.tracking_uri)
     previous = _find(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id})
+    if previous is None and lost_trial_id is not None:
+        previous = _find(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: lost_trial_id})
+        if previous is not None:
+            client.set_tag(previous.info.run_id, keys.TRIAL_TAG, trial_id)
     if previous is None and arm.get("config_id") is not None:
         same_arm = {keys.PARENT_TAG: parent.run_id, keys.CONFIG_ID_TAG: str(arm["config_id"])}
         if arm.get("repeat") is not None:

@@ -213,6 +213,34 @@ def test_a_sweep_whose_ray_is_stopped_under_it_resumes(tmp_path, reference):
     assert final_metrics(tmp_path, "sweep") == reference
 
 
+def forget_last_trial(folder: Path) -> str:
+    """Tune's saved state as a driver saved it just before its last trial began (and was then killed
+    outright after that trial finished): the trial's folder and MLflow run stay, Tune no longer knows it."""
+    (state_file,) = folder.glob("experiment_state-*.json")
+    state = json.loads(state_file.read_text())
+    trials = sorted(state["trial_data"], key=lambda entry: json.loads(entry[0])["trial_id"])
+    lost = json.loads(trials[-1][0])["trial_id"]
+    state["trial_data"] = trials[:-1]
+    state_file.write_text(json.dumps(state))
+    (parent,), _ = sweep_runs(folder.parent, folder.name)
+    MlflowClient(f"sqlite:///{folder.parent / 'mlflow.db'}").update_run(parent.info.run_id, "RUNNING")  # never ended
+    return lost
+
+
+def test_a_finished_trial_the_saved_state_lost_is_continued_not_trained_again(tmp_path):
+    """The arm of a trial Tune's saved state lost trains in a new trial, which continues the lost one: from
+    its final checkpoint, under its MLflow run, with its curve. Before, it trained again under a second run."""
+    path = experiment(tmp_path, "lost", repeats=1)
+    run(path)
+    finished, steps = final_metrics(tmp_path, "lost"), trained_steps(tmp_path, "lost")
+    lost = forget_last_trial(tmp_path / "lost")
+    process = start(path, "--resume")
+    assert finish(process) == 0, log_tail(process)
+    assert trained_steps(tmp_path, "lost") == steps  # no step trained again, no second run (sweep_runs checks)
+    assert final_metrics(tmp_path, "lost") == finished  # its result and curve as the lost trial left them
+    assert f"continues trial {lost}" in LOGS[process.pid].read_text()
+
+
 def test_extend_adds_repeats_to_a_finished_sweep_under_the_same_run(tmp_path):
     run(experiment(tmp_path, "grown", repeats=1))
     first = json.loads((tmp_path / "grown" / "results.json").read_text())["trials"]

@@ -100,6 +100,33 @@ def relabeled(arms: list[dict[str, Any]], previous: Iterable[dict[str, Any]]) ->
     return out
 
 
+def lost_trial_folder(run_dir: str, arm: dict[str, Any], trial_id: str) -> str | None:
+    """The folder of an earlier trial of ``arm`` that no Tune experiment of the sweep still holds, if any.
+
+    A driver killed outright can lose a trial that had started after its last saved state: the trial's
+    folder (its ``params.json``, checkpoints and ``history.jsonl``) stays, but Tune no longer knows it, and
+    a new trial of the same arm takes its place. That trial continues from this folder instead of
+    training the arm again. Newest first when there are several.
+    """
+    key = arm_key(arm)
+    found: list[tuple[float, str]] = []
+    for experiment in experiment_folders(run_dir):
+        fs, path = _filesystem(experiment)
+        for info in fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True)):
+            if info.type != pyarrow.fs.FileType.Directory or info.base_name == trial_id:
+                continue
+            try:
+                with fs.open_input_stream(f"{info.path}/params.json") as stream:
+                    other = json.loads(stream.read()).get("arm")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if isinstance(other, dict) and arm_key(other) == key and other.get("config_id") == arm.get("config_id"):
+                found.append(
+                    (info.mtime.timestamp() if info.mtime else 0.0, f"{experiment.rstrip('/')}/{info.base_name}")
+                )
+    return max(found)[1] if found else None
+
+
 def missing_arms(arms: list[dict[str, Any]], trained: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The arms no trial of the sweep has trained (or is training)."""
     have = {arm_key(arm) for arm in trained}

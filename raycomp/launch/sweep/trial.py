@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from raycomp.errors import CheckpointError
 from raycomp.launch.cluster import torch_trainer
 from raycomp.launch.sinks import TuneSink
 from raycomp.launch.spec import TrialSpec
+from raycomp.launch.sweep.ledger import lost_trial_folder
 from raycomp.launch.worker import run_in_process
 from raycomp.layout import TRIAL_HISTORY
 from raycomp.tracking import trial_run
@@ -32,15 +34,16 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
     config = trial_config(sweep, arm)
     metric, mode = sweep.objective
     trial_id = tune.get_context().get_trial_id()
-    with trial_run(parent, trial_id, arm, config) as run:
+    folder = local_trial_folder()
+    lost = lost_trial(sweep, arm, trial_id, folder)
+    with trial_run(parent, trial_id, arm, config, lost_trial_id=lost.name if lost else None) as run:
         fixed: dict[str, Any] = {"variant": arm["variant"]}
         if parent is not None and run is None:  # its run could not be opened (said once): counted, untracked
             fixed[keys.TRACKING_FAILURES] = 1
-        folder = local_trial_folder()
         history = folder / TRIAL_HISTORY if folder is not None else None
         spec = TrialSpec(config, metric, mode, run=run, fixed_metrics=fixed, history=history)
         if config.scaling.num_workers == 0:
-            newest = newest_trial_checkpoint()
+            newest = newest_checkpoint(folder) or newest_checkpoint(lost)
             if newest is not None:
                 run_in_process(spec, TuneSink(), load_path=newest)
             else:
@@ -48,9 +51,28 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
             return
         from ray.tune.integration.ray_train import TuneReportCallback
 
-        # Named after the trial, so a restored sweep's trial resumes its own Train run.
-        trainer = torch_trainer(spec, trial_id, sweep.layout.train_dir, run_callbacks=[TuneReportCallback()])
+        # Named after the trial (or the lost trial it continues), so it resumes that Train run.
+        name = lost.name if lost else trial_id
+        trainer = torch_trainer(spec, name, sweep.layout.train_dir, run_callbacks=[TuneReportCallback()])
         trainer.fit()
+
+
+def lost_trial(sweep: ExperimentConfig, arm: dict[str, Any], trial_id: str, folder: Path | None) -> Path | None:
+    """The folder of the trial of this arm that a driver killed outright lost (``ledger.lost_trial_folder``),
+    when this trial starts with nothing of its own; its history is copied here, and this trial continues
+    it: from its newest checkpoint, under its MLflow run, so no step is trained twice."""
+    train_run = Path(sweep.layout.train_dir) / trial_id
+    if folder is None or tune.get_checkpoint() is not None or (folder / TRIAL_HISTORY).exists() or train_run.exists():
+        return None  # local storage only; a restored trial has a past of its own
+    found = lost_trial_folder(sweep.layout.run_dir, arm, trial_id)
+    if found is None:
+        return None
+    lost = Path(found)
+    if (lost / TRIAL_HISTORY).is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(lost / TRIAL_HISTORY, folder / TRIAL_HISTORY)
+    print(f"trial {trial_id} continues trial {lost.name}, which the sweep's saved state had lost", flush=True)
+    return lost
 
 
 def local_trial_folder() -> Path | None:
@@ -61,14 +83,13 @@ def local_trial_folder() -> Path | None:
     return Path(storage.trial_fs_path)
 
 
-def newest_trial_checkpoint() -> Path | None:
-    """The newest checkpoint in this trial's folder that loads, on local storage (else None: Tune's own).
+def newest_checkpoint(folder: Path | None) -> Path | None:
+    """The newest checkpoint in a trial's folder that loads (None without one, or off local storage).
 
     Tune restores a trial from the last checkpoint its saved sweep state registered. A driver killed
     outright saved that state a while before it died, so the trial's folder can hold newer checkpoints,
     up to its final one: resuming from those, a trial that had finished trains no step again.
     """
-    folder = local_trial_folder()
     if folder is None:
         return None
     try:
