@@ -101,12 +101,11 @@ def relabeled(arms: list[dict[str, Any]], previous: Iterable[dict[str, Any]]) ->
 
 
 def lost_trial_folder(run_dir: str, arm: dict[str, Any], trial_id: str) -> str | None:
-    """The folder of an earlier trial of ``arm`` that no Tune experiment of the sweep still holds, if any.
+    """The folder of another trial of ``arm`` in the sweep's experiment folders (the newest, if several).
 
-    A driver killed outright can lose a trial that had started after its last saved state: the trial's
-    folder (its ``params.json``, checkpoints and ``history.jsonl``) stays, but Tune no longer knows it, and
-    a new trial of the same arm takes its place. That trial continues from this folder instead of
-    training the arm again. Newest first when there are several.
+    Tune makes a second trial of an arm only when it no longer knows the first: a driver killed outright
+    can lose a trial that had started after its last saved state. Its folder (``params.json``, checkpoints,
+    ``history.jsonl``) stays, and the new trial continues from it instead of training the arm again.
     """
     key = arm_key(arm)
     found: list[tuple[float, str]] = []

@@ -71,7 +71,7 @@ def trial_history(result: tune.Result) -> list[dict[str, Any]]:
     by_step: dict[Any, dict[str, Any]] = {}
     for index, row in enumerate([*rows, *own]):
         step = row.get(keys.STEP)
-        by_step.setdefault(index if step is None else step, {}).update(row)
+        by_step.setdefault(("row", index) if step is None else step, {}).update(row)
     return sorted(by_step.values(), key=lambda row: row.get(keys.STEP, -1))
 
 
