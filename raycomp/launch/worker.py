@@ -19,6 +19,7 @@ import torch
 import torch.distributed as dist
 
 from raycomp import checkpoint
+from raycomp.data.loaders import stop_workers
 from raycomp.launch.checkpoint_fit import check_fits
 from raycomp.launch.eval_report import EvalReportCallback
 from raycomp.launch.sinks import FolderSink, HistorySink, ResultSink, TrainSink
@@ -104,10 +105,13 @@ def _run(spec: TrialSpec, sink: ResultSink, restored: Path | None, device: torch
         )
     if load_path is not None:
         results.fixed_metrics["resumed_from_step"] = trainer.state.timestamp.batch
-    if trainer.state.timestamp.reached(trainer.state.max_duration):
-        trainer.evaluate()  # resumed after the end: report once more, so the caller always gets a final result
-    else:
-        trainer.fit()
+    try:
+        if trainer.state.timestamp.reached(trainer.state.max_duration):
+            trainer.evaluate()  # resumed after the end: report once more, so the caller always gets a final result
+        else:
+            trainer.fit()
+    finally:  # a reused Tune actor must not carry this run's DataLoader workers into the next trial
+        stop_workers([trainer.state.train_dataloader, *(e.dataloader for e in trainer.state.evaluators)])
     return results
 
 

@@ -60,3 +60,21 @@ def test_build_datasets_errors() -> None:
         build_datasets("cifar10")
     with pytest.raises(ValueError, match=r"'mnist'.*synthetic, cifar10"):
         build_datasets("mnist")
+
+
+@pytest.mark.spawns  # DataLoader workers
+def test_stop_workers_ends_a_persistent_loaders_processes_now() -> None:
+    """A reused Tune actor must not carry one trial's DataLoader workers into the next (loaders.py)."""
+    import psutil
+
+    from raycomp.data.loaders import stop_workers
+
+    before = {child.pid for child in psutil.Process().children()}  # a session's Ray, say
+    loader = build_dataloader(_dataset(), batch_size=8, num_workers=2)
+    assert sorted(_epoch_order(loader, 0)) == list(range(40))
+    workers = [child for child in psutil.Process().children() if child.pid not in before]
+    assert len(workers) >= 2  # persistent: alive after the epoch
+    stop_workers([loader, None])
+    assert not any(worker.is_running() and worker.status() != psutil.STATUS_ZOMBIE for worker in workers)
+    assert sorted(_epoch_order(loader, 1)) == list(range(40))  # the loader still works: new workers
+    stop_workers([loader])
