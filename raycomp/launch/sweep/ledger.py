@@ -71,12 +71,7 @@ def result_arm(result: tune.Result) -> dict[str, Any] | None:
     arm = (result.config or {}).get("arm")
     if arm is not None:
         return arm
-    try:
-        fs, path = _filesystem(result.path)
-        with fs.open_input_stream(f"{path}/params.json") as stream:
-            return json.loads(stream.read()).get("arm")
-    except (OSError, ValueError, AttributeError):
-        return None
+    return _folder_arm(*_filesystem(result.path))
 
 
 def relabeled(arms: list[dict[str, Any]], previous: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -114,11 +109,7 @@ def lost_trial_folder(run_dir: str, arm: dict[str, Any], trial_id: str) -> str |
         for info in fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True)):
             if info.type != pyarrow.fs.FileType.Directory or info.base_name == trial_id:
                 continue
-            try:
-                with fs.open_input_stream(f"{info.path}/params.json") as stream:
-                    other = json.loads(stream.read()).get("arm")
-            except (OSError, ValueError, AttributeError):
-                continue
+            other = _folder_arm(fs, info.path)
             if isinstance(other, dict) and arm_key(other) == key and other.get("config_id") == arm.get("config_id"):
                 found.append(
                     (info.mtime.timestamp() if info.mtime else 0.0, f"{experiment.rstrip('/')}/{info.base_name}")
@@ -130,6 +121,15 @@ def missing_arms(arms: list[dict[str, Any]], trained: Iterable[dict[str, Any]]) 
     """The arms no trial of the sweep has trained (or is training)."""
     have = {arm_key(arm) for arm in trained}
     return [arm for arm in arms if arm_key(arm) not in have]
+
+
+def _folder_arm(fs: pyarrow.fs.FileSystem, folder: str) -> dict[str, Any] | None:
+    """The arm in a trial folder's ``params.json`` (Tune writes it when the trial starts), else None."""
+    try:
+        with fs.open_input_stream(f"{folder}/params.json") as stream:
+            return json.loads(stream.read()).get("arm")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _filesystem(path: str) -> tuple[pyarrow.fs.FileSystem, str]:
