@@ -1,5 +1,5 @@
-"""Crash-proof sweeps: `python -m raycomp.tune` killed outright, or its Ray stopped under it, then `--resume`d,
-ends as an uninterrupted sweep does; `--extend` adds repeats to a finished sweep.
+"""Crash-proof sweeps: `python -m raycomp.tune` killed outright, stopped by Ctrl-C, or its Ray stopped under it,
+then `--resume`d, ends as an uninterrupted sweep does; `--extend` adds repeats to a finished sweep.
 
 Each sweep runs as a process of its own (in its own session, so SIGKILL to its group takes its private Ray
 with it). Trials train in the trial's process (num_workers 0) on CPU, so they are deterministic: the
@@ -22,6 +22,7 @@ from typing import Any
 import psutil
 import pytest
 import yaml
+from helpers import popen_ctrl_c_reaches
 from mlflow import MlflowClient
 
 from raycomp import keys
@@ -54,14 +55,16 @@ def experiment(storage: Path, name: str, repeats: int = 2) -> Path:
 LOGS: dict[int, Path] = {}
 
 
-def start(path: Path, *flags: str, env: dict[str, str] | None = None, report: bool = False) -> subprocess.Popen:
+def start(
+    path: Path, *flags: str, env: dict[str, str] | None = None, report: bool = False, ctrl_c: bool = False
+) -> subprocess.Popen:
+    """Starts the sweep in a session of its own; with ``ctrl_c``, SIGINT reaches it as a terminal's Ctrl-C does."""
     log = path.with_suffix(f".{time.monotonic_ns()}.log")
     command = [sys.executable, "-m", "raycomp.tune", str(path), *([] if report else ["--no-report"]), *flags]
     environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     with log.open("w") as output:
-        process = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, env=environment, start_new_session=True
-        )
+        launch = popen_ctrl_c_reaches if ctrl_c else subprocess.Popen
+        process = launch(command, stdout=output, stderr=subprocess.STDOUT, env=environment, start_new_session=True)
     LOGS[process.pid] = log
     return process
 
@@ -158,34 +161,37 @@ def reference(tmp_path_factory) -> dict[tuple[str, int], dict[str, float]]:
     return metrics
 
 
-def test_a_sweep_killed_at_random_moments_resumes_to_the_uninterrupted_result(tmp_path, reference):
+def test_a_sweep_interrupted_every_way_resumes_to_the_uninterrupted_result(tmp_path, reference):
+    """One sweep, interrupted each way a user's sweep is, `--resume`d after each: SIGKILL while it starts
+    (MLflow, Ray, Tune's first state), Ctrl-C, its Ray stopped under it, SIGKILL at a random checkpoint. It ends
+    as the uninterrupted sweep did, bit for bit, and no finished trial trains again."""
     path = experiment(tmp_path, "sweep")
     folder = tmp_path / "sweep"
     rng = random.Random(14)
-    # One kill while it starts (MLflow, Ray, Tune's first state), two once some checkpoints are written.
-    targets = sorted(rng.sample(range(1, TRIALS * CHECKPOINTS_PER_TRIAL), 2))
-    kills = [("seconds", rng.uniform(1.0, 6.0))] + [("checkpoints", target) for target in targets]
-    killed = 0
-    for kind, moment in kills:
+    for step, (how, moment) in enumerate(
+        [("kill", rng.uniform(1.0, 6.0)), ("ctrl-c", 1), ("stop ray", 1), ("kill", rng.randint(1, 2))]
+    ):
         before = trained_steps(tmp_path, "sweep")
-        process = start(path, *(["--resume"] if killed else []))
-        deadline = time.monotonic() + TIMEOUT
-        begun = time.monotonic()
-        while process.poll() is None and time.monotonic() < deadline:
-            if (kind == "seconds" and time.monotonic() - begun >= moment) or (
-                kind == "checkpoints" and checkpoints(folder) >= moment
-            ):
-                time.sleep(rng.uniform(0.0, 0.8))
-                break
-            time.sleep(0.05)
-        if process.poll() is not None:  # it finished before this moment: no more kills
-            assert process.returncode == 0, log_tail(process)
-            break
-        kill_group(process)
-        killed += 1
+        flags = ["--resume"] if step else []
+        # Once its GCS is gone the driver waits this long for it to come back before it exits (Ray's default: 60 s).
+        process = start(path, *flags, env={"RAY_gcs_rpc_server_reconnect_timeout_s": "3"}, ctrl_c=how == "ctrl-c")
+        if how == "kill" and step == 0:
+            reached = wait_until(process, seconds=moment)
+        else:  # `moment` more checkpoints than there were: this sweep's Ray and Tune are up
+            reached = wait_until(process, TIMEOUT, folder, checkpoints(folder) + moment)
+        assert reached, f"the sweep ended before its {how} (step {step}): make it longer\n{log_tail(process)}"
+        time.sleep(rng.uniform(0.0, 0.3))
+        if how == "kill":
+            kill_group(process)
+        elif how == "ctrl-c":
+            os.kill(process.pid, signal.SIGINT)  # to the command alone, as a terminal's Ctrl-C reaches Python first
+            assert finish(process) == 130, log_tail(process)
+            assert "--resume" in log_tail(process) and not (folder / "results.json").exists()
+        else:
+            stop_ray_of(process)
+            assert finish(process) != 0, log_tail(process)
         after = trained_steps(tmp_path, "sweep")
-        assert all(after[run] == steps for run, steps in before.items()), "a finished trial trained again"
-    assert killed >= 2, "the sweep ended before the kills: make it longer"
+        assert all(after[run] == steps for run, steps in before.items()), f"a finished trial trained again ({how})"
     before = trained_steps(tmp_path, "sweep")
     run(path, "--resume")
     after = trained_steps(tmp_path, "sweep")
@@ -193,24 +199,22 @@ def test_a_sweep_killed_at_random_moments_resumes_to_the_uninterrupted_result(tm
     assert final_metrics(tmp_path, "sweep") == reference  # bitwise: == on floats
 
 
-def test_a_sweep_whose_ray_is_stopped_under_it_resumes(tmp_path, reference):
-    """What `ray stop --force` does to this sweep's Ray (and only to it): its GCS and raylet are killed."""
-    path = experiment(tmp_path, "sweep")
-    # The driver waits this long for its GCS to come back before it exits (Ray's default: 60 s).
-    process = start(path, env={"RAY_gcs_rpc_server_reconnect_timeout_s": "3"})
-    deadline = time.monotonic() + TIMEOUT
-    while checkpoints(tmp_path / "sweep") < 3 and process.poll() is None and time.monotonic() < deadline:
+def wait_until(process: subprocess.Popen, seconds: float, folder: Path | None = None, count: int = 0) -> bool:
+    """Whether ``process`` still runs once ``folder`` holds ``count`` checkpoints, or else ``seconds`` passed."""
+    deadline = time.monotonic() + seconds
+    while process.poll() is None and time.monotonic() < deadline and not (folder and checkpoints(folder) >= count):
         time.sleep(0.05)
-    assert process.poll() is None, "the sweep ended before its Ray was stopped: make it longer"
+    return process.poll() is None
+
+
+def stop_ray_of(process: subprocess.Popen) -> None:
+    """What `ray stop --force` does to this sweep's Ray, and only to it: its GCS and raylet are killed."""
     for child in psutil.Process(process.pid).children(recursive=True):
         try:
             if any(name in " ".join(child.cmdline()) for name in ("gcs_server", "raylet")):
                 child.kill()
         except psutil.NoSuchProcess:
             pass
-    assert finish(process) != 0
-    run(path, "--resume")
-    assert final_metrics(tmp_path, "sweep") == reference
 
 
 def forget_last_trial(folder: Path) -> str:
@@ -227,27 +231,23 @@ def forget_last_trial(folder: Path) -> str:
     return lost
 
 
-def test_a_finished_trial_the_saved_state_lost_is_continued_not_trained_again(tmp_path):
-    """The arm of a trial Tune's saved state lost trains in a new trial, which continues the lost one: from
-    its final checkpoint, under its MLflow run, with its curve. Before, it trained again under a second run."""
-    path = experiment(tmp_path, "lost", repeats=1)
+def test_a_finished_sweep_continues_a_trial_its_saved_state_lost_then_extends_under_the_same_run(tmp_path):
+    """`--resume`: the arm of a trial Tune's saved state lost trains in a new trial, which continues the lost one:
+    from its final checkpoint, under its MLflow run, with its curve (before, it trained again under a second run).
+    `--extend` then adds repeats under the same sweep run and trains none of the old trials again."""
+    path = experiment(tmp_path, "grown", repeats=1)
     run(path)
-    finished, steps = final_metrics(tmp_path, "lost"), trained_steps(tmp_path, "lost")
-    lost = forget_last_trial(tmp_path / "lost")
+    finished, steps = final_metrics(tmp_path, "grown"), trained_steps(tmp_path, "grown")
+    parents, children = sweep_runs(tmp_path, "grown")
+    assert len(children) == 2
+    lost = forget_last_trial(tmp_path / "grown")
     process = start(path, "--resume")
     assert finish(process) == 0, log_tail(process)
-    assert trained_steps(tmp_path, "lost") == steps  # no step trained again, no second run (sweep_runs checks)
-    assert final_metrics(tmp_path, "lost") == finished  # its result and curve as the lost trial left them
+    assert trained_steps(tmp_path, "grown") == steps  # no step trained again, no second run (sweep_runs checks)
+    assert final_metrics(tmp_path, "grown") == finished  # its result and curve as the lost trial left them
     assert f"continues trial {lost}" in LOGS[process.pid].read_text()
 
-
-def test_extend_adds_repeats_to_a_finished_sweep_under_the_same_run(tmp_path):
-    run(experiment(tmp_path, "grown", repeats=1))
-    first = json.loads((tmp_path / "grown" / "results.json").read_text())["trials"]
-    parents, children = sweep_runs(tmp_path, "grown")
-    steps = trained_steps(tmp_path, "grown")
-    assert len(first) == len(children) == 2
-
+    old = {t["trial_id"]: t for t in json.loads((tmp_path / "grown" / "results.json").read_text())["trials"]}
     run(experiment(tmp_path, "grown", repeats=2), "--extend", report=True)
     trials = json.loads((tmp_path / "grown" / "results.json").read_text())["trials"]
     assert sorted((t["config_id"], t["repeat"]) for t in trials) == [
@@ -256,7 +256,6 @@ def test_extend_adds_repeats_to_a_finished_sweep_under_the_same_run(tmp_path):
         ("method-1", 0),
         ("method-1", 1),
     ]
-    old = {t["trial_id"]: t for t in first}
     for trial in trials:  # the old trials are in the new results as they were, not trained again
         if trial["trial_id"] in old:
             assert trial["eval/accuracy"] == old[trial["trial_id"]]["eval/accuracy"]

@@ -27,6 +27,21 @@ def test_l9_the_private_local_ray_listens_on_loopback_only(local_ray):
     assert not exposed  # GCS, raylet, dashboard agent, workers and the driver (0.0.0.0 or the host's IP before)
 
 
+def test_the_private_local_rays_workers_are_told_its_address_and_the_driver_is_not(local_ray):
+    """Train's placement-group cleaner, in a worker, finds its cluster by ``RAY_ADDRESS`` when another Ray runs on
+    the host (a `ray start` head); the workers inherit it from the raylet. The driver's own environment keeps
+    none, so a later ``init_ray`` in the same process starts a new Ray instead of joining a stopped one."""
+
+    @local_ray.remote(num_cpus=0)
+    def environment() -> dict[str, str | None]:
+        return {name: os.environ.get(name) for name in ("RAY_ADDRESS", "RAY_TRAIN_HEALTH_CHECK_INTERVAL_S")}
+
+    seen = local_ray.get(environment.remote())
+    assert seen["RAY_ADDRESS"] == local_ray.get_runtime_context().gcs_address
+    assert seen["RAY_TRAIN_HEALTH_CHECK_INTERVAL_S"] == "0.2"  # raycomp's Ray Train settings reach them too
+    assert "RAY_ADDRESS" not in os.environ
+
+
 def _loopback(ip: str) -> bool:
     address = ipaddress.ip_address(ip)
     return address.is_loopback or bool(getattr(address, "ipv4_mapped", None) and address.ipv4_mapped.is_loopback)

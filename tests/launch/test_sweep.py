@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -177,56 +172,6 @@ def test_multi_worker_trials_launch_a_torch_trainer(tmp_path, local_ray):
 
 
 @pytest.mark.subprocess_cli
-def test_interrupted_sweep_resumes_without_rerunning_finished_trials(tmp_path):
-    """Ctrl-C a real `python -m raycomp.tune` once the first trial finished, then `--resume` it."""
-    experiment = tiny_experiment(tmp_path, name="resumable")
-    experiment["max_duration"] = "6ep"
-    experiment["data"]["num_train"] = 512  # a trial takes a few seconds: time to interrupt the second
-    experiment["sweep"]["max_concurrent_trials"] = 1  # trials one after another: one is done, one is not
-    path = write(tmp_path / "resumable.yaml", experiment)
-    folder = tmp_path / "resumable"
-    command = [sys.executable, "-m", "raycomp.tune", str(path)]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    log = tmp_path / "first.log"
-    with log.open("w") as output:
-        sweep = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 180
-            while time.monotonic() < deadline and len(_finished_trials(folder)) < 1:
-                time.sleep(0.2)
-            assert _finished_trials(folder), "no trial finished in time"
-            sweep.send_signal(signal.SIGINT)
-            sweep.wait(timeout=120)
-        finally:
-            if sweep.poll() is None:
-                sweep.kill()
-    first_output = log.read_text()
-    assert sweep.returncode == 130, first_output[-3000:]
-    assert "--resume" in first_output and not (folder / "results.json").exists()
-    finished = _finished_trials(folder)
-    assert 1 <= len(finished) < 3
-    before = {trial: (folder / trial / "result.json").read_text() for trial in finished}
-
-    resumed = subprocess.run([*command, "--resume"], env=env, capture_output=True, text=True, timeout=300)
-    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    trials = json.loads((folder / "results.json").read_text())["trials"]
-    assert len(trials) == 3 and all(t["status"] == "TERMINATED" for t in trials)
-    for trial, text in before.items():  # a finished trial was not run again: its results are untouched
-        assert (folder / trial / "result.json").read_text() == text
-
-
-def _finished_trials(folder: Path) -> list[str]:
-    """Trial folders whose last reported result says training finished."""
-    if not folder.is_dir():
-        return []
-    finished = []
-    for result in folder.glob("*/result.json"):
-        lines = result.read_text().splitlines()
-        if lines and json.loads(lines[-1]).get("finished"):
-            finished.append(result.parent.name)
-    return finished
-
-
 def test_experiments_sb_yaml_is_the_laptop_sweep():
     config = load_experiment(Path(__file__).parents[2] / "experiments" / "sb.yaml")
     assert config.scaling.num_workers == 0 and config.data.name == "synthetic"
