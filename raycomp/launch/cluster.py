@@ -21,8 +21,13 @@ from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import SPEC, train_loop_per_worker
 
 # Reports block until the controller polls (default every 2 s) and failures are noticed only then;
-# Ray Train's print patch doubles every line a worker prints.
-RAY_ENV = {"RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.2", "RAY_TRAIN_ENABLE_PRINT_PATCH": "0"}
+# Ray Train's print patch doubles every line a worker prints; a reused Tune actor waits only 2 s for the trial
+# the scheduler stopped to end (its MLflow run, its DataLoader workers) and errors the next trial if it has not.
+RAY_ENV = {
+    "RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.2",
+    "RAY_TRAIN_ENABLE_PRINT_PATCH": "0",
+    "TUNE_FUNCTION_THREAD_TIMEOUT_S": "30",
+}
 TRIAL_SLOT = "trial_slot"  # custom resource a Tune trial's driver holds instead of a CPU its workers need
 LOOPBACK = "127.0.0.1"
 
