@@ -15,8 +15,11 @@ EXPERIMENTS = Path(__file__).parents[2] / "experiments"
 
 
 def shrunk(tmp_path: Path, *changes: str) -> list[str]:
+    """Overrides that shrink an experiment to a few steps per trial, run one trial at a time: a second trial
+    process costs more CPU (its imports) than these trials save side by side, and the suite is short of CPU."""
     return [
         *("--set", f"storage_path={tmp_path / 'runs'}"),
+        *("--set", "sweep.max_concurrent_trials=1"),
         *("--set", "max_duration=2ba"),
         *("--set", "eval.interval=1ba"),
         *("--set", "checkpoint.interval=1ba"),

@@ -33,6 +33,7 @@ def shrunk(tmp_path: Path, *changes: str) -> list[str]:
             "data.batch_size=8",
             "model.d_model=16",
             "model.n_layers=1",
+            "sweep.max_concurrent_trials=1",  # one trial process: a second costs more CPU than it saves here
             *changes,
         )
         for arg in ("--set", change)

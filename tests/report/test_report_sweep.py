@@ -27,7 +27,8 @@ def tiny_experiment(storage: Path, name: str = "tiny", **changes) -> dict:
         "scaling": {"num_workers": 0},
         "checkpoint": {"interval": "1ep"},
         "storage_path": str(storage),
-        "sweep": {"space": {f"{SB}.keep": {"grid": [0.25, 0.75]}}},
+        # One trial process at a time: a second costs more CPU (its imports) than these short trials save.
+        "sweep": {"space": {f"{SB}.keep": {"grid": [0.25, 0.75]}}, "max_concurrent_trials": 1},
     }
     experiment.update(changes)
     return experiment
