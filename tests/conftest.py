@@ -48,7 +48,7 @@ def pytest_collection_modifyitems(config, items):
         if slow:
             item.add_marker(pytest.mark.slow)
         cost[item.nodeid] = 0 if owns_ray else 1 if slow else 2
-    # The costliest first (a stable sort: each module's order stays). Under pytest-xdist both workers then start on
-    # the long tests and the quick ones fill in at the end, instead of one worker running the last long tests while
-    # the other idles (that tail was 2 to 3 minutes of a 15-minute `-n 2` run).
+    # The costliest first (a stable sort: each module's order stays), so that under pytest-xdist the quick tests
+    # fill in at the end. With `--dist worksteal` (README) a worker that runs out takes tests from the other; with
+    # the default `--dist load` one worker ran the last long tests for minutes while the other idled.
     items.sort(key=lambda item: cost[item.nodeid])
