@@ -1,3 +1,5 @@
+import os
+
 import pytest
 from helpers import tiny_loader, tiny_model
 from torch.utils.data import DataLoader
@@ -13,6 +15,13 @@ def model() -> ClassifierModel:
 @pytest.fixture
 def loader() -> DataLoader:
     return tiny_loader()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_text_cache(tmp_path_factory):
+    """raycomp's text cache in this run's temporary folder, not the user's ~/.cache. Set once, before any Ray
+    starts: Ray's workers take the environment their raylet started with, not a test's later ``setenv``."""
+    os.environ["RAYCOMP_CACHE_DIR"] = str(tmp_path_factory.mktemp("raycomp-cache"))
 
 
 @pytest.fixture(scope="session")

@@ -42,7 +42,8 @@ def shrunk(tmp_path: Path, *changes: str) -> list[str]:
 
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("RAYCOMP_CACHE_DIR", str(tmp_path / "cache"))  # inherited by the Tune trial processes
+    # This process's own cache; the session's local Ray gives its trial processes the run's (tests/conftest.py).
+    monkeypatch.setenv("RAYCOMP_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def test_lm_yaml_runs_shrunk_with_tracking(tmp_path, cache_dir, local_ray):
