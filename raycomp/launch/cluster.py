@@ -19,6 +19,7 @@ from ray.train.torch import TorchTrainer
 
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import SPEC, train_loop_per_worker
+from raycomp.process_env import environment
 
 # Reports block until the controller polls (default every 2 s) and failures are noticed only then;
 # Ray Train's print patch doubles every line a worker prints; a reused Tune actor waits only 2 s for the trial
@@ -58,8 +59,9 @@ def init_ray(
     os.environ["RAY_GCS_SERVER_PORT"] = str(port)
     # The raylet this starts passes its environment on to every worker, so the workers get these without a
     # runtime_env, which would start each of them through Ray's setup_worker.py: about 0.4 s and 0.45 CPU-s
-    # more per trial or Train worker here (docs/ray-notes.md).
-    with _loopback_node(), _environment(RAY_ADDRESS=f"{LOOPBACK}:{port}"):
+    # more per trial or Train worker here (docs/ray-notes.md). Not left set in this process: it may start
+    # another Ray later (tests do), and a stale RAY_ADDRESS would send that init_ray to join the stopped one.
+    with _loopback_node(), environment({"RAY_ADDRESS": f"{LOOPBACK}:{port}"}):
         ray.init(
             address="local",
             num_cpus=cpus,
@@ -116,25 +118,6 @@ def _loopback_node() -> Iterator[None]:
         yield
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = was
-
-
-@contextlib.contextmanager
-def _environment(**variables: str) -> Iterator[None]:
-    """``variables`` set in this process's environment while the block runs (the processes it starts keep them).
-
-    Not left set: this process may start another Ray later (tests do), and a stale ``RAY_ADDRESS`` would
-    send that ``init_ray`` to join the stopped one.
-    """
-    was = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        for name, value in was.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _free_port() -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 from mlflow import MlflowClient
@@ -18,6 +17,7 @@ from mlflow import MlflowClient
 from raycomp.config import ExperimentConfig
 from raycomp.errors import TrackingUnavailable, one_line
 from raycomp.layout import is_uri, sqlite_path
+from raycomp.process_env import environment
 from raycomp.tracking.experiment_page import mark_training_experiment
 from raycomp.tracking.ref import redacted_uri
 
@@ -83,7 +83,7 @@ def open_experiment(config: ExperimentConfig) -> tuple[MlflowClient, str]:
     """
     uri = tracking_uri(config)
     try:
-        with _environment(_REACHABILITY_ENV):
+        with environment(_REACHABILITY_ENV):
             client = make_client(uri)
             name = experiment_name(config)
             experiment = client.get_experiment_by_name(name)
@@ -109,17 +109,3 @@ def _artifact_location(config: ExperimentConfig, uri: str) -> str | None:
     if is_uri(layout.storage) or uri != layout.default_tracking_uri:
         return None
     return layout.default_artifact_location
-
-
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
