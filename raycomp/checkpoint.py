@@ -34,6 +34,7 @@ from raycomp.core.state import State
 from raycomp.core.time import Time, TimeUnit
 from raycomp.errors import CheckpointError, one_line
 from raycomp.keys import CHECKPOINT_FILE
+from raycomp.scratch import remove_tree
 
 if TYPE_CHECKING:
     from raycomp.core.engine import Engine
@@ -160,9 +161,13 @@ class KeptCheckpoints:
         self.folder.mkdir(parents=True, exist_ok=True)
         target = self.folder / f"checkpoint_{index:06d}"
         staging = self.folder / f".{target.name}.tmp"
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.copytree(checkpoint_dir, staging)
-        staging.rename(target)
+        remove_tree(staging)
+        try:
+            shutil.copytree(checkpoint_dir, staging)
+            staging.rename(target)
+        except BaseException:  # Ctrl-C or SIGTERM mid-copy: leave no half-copied folder behind
+            remove_tree(staging)
+            raise
         if self.num_to_keep:
             for old in self.folders()[: -self.num_to_keep]:
                 shutil.rmtree(old, ignore_errors=True)

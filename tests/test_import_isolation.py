@@ -15,7 +15,7 @@ atexit.register = lambda *a, **k: registered.append(a)
 
 import raycomp, raycomp.core, raycomp.trainer, raycomp.algorithms, raycomp.functional, raycomp.checkpoint
 import raycomp.batching, raycomp.distributed, raycomp.recipe, raycomp.errors, raycomp.keys, raycomp.layout
-import raycomp.process_env
+import raycomp.process_env, raycomp.scratch
 import raycomp.config, raycomp.tracking.ref, raycomp.launch.spec, raycomp.launch.eval_report, raycomp.launch.sinks
 import torch.distributed as dist
 

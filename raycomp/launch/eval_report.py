@@ -8,8 +8,6 @@ here imports Ray: where results go is the sinks' business (``raycomp.launch.sink
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,6 +21,7 @@ from raycomp.checkpoint import save_to_folder
 from raycomp.core import Callback, Logger, State, Time, Timestamp, TimeUnit
 from raycomp.launch.hardware import machine
 from raycomp.launch.sinks import ResultSink
+from raycomp.scratch import scratch_folder
 
 
 class EvalReportCallback(Callback):
@@ -95,14 +94,11 @@ class EvalReportCallback(Callback):
         if not with_checkpoint or state.rank != 0:
             self._send(metrics, None)
         else:
-            folder = Path(tempfile.mkdtemp(prefix="raycomp-ckpt-"))
-            try:
+            with scratch_folder("raycomp-ckpt-") as folder:
                 began = time.perf_counter()
                 save_to_folder(state, folder)
                 self.sending_s += time.perf_counter() - began
                 self._send(metrics, folder)
-            finally:
-                shutil.rmtree(folder, ignore_errors=True)
         self._window_start, self._window_samples = time.perf_counter(), state.timestamp.sample
 
     def _metrics(self, state: State, final: bool) -> dict[str, Any]:

@@ -10,7 +10,6 @@ surgery precedes DDP.
 from __future__ import annotations
 
 import contextlib
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from raycomp.launch.sinks import FolderSink, HistorySink, ResultSink, TrainSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.layout import is_uri
 from raycomp.recipe import build_trainer
+from raycomp.scratch import scratch_folder
 
 SPEC = "spec"  # the one key of the TorchTrainer's train_loop_config
 
@@ -133,7 +133,7 @@ def _load_path(spec: TrialSpec, restored: Path | None) -> Iterator[Path | None]:
         return
     from raycomp.tracking import download_checkpoint
 
-    with tempfile.TemporaryDirectory(prefix="raycomp-resume-") as folder:
+    with scratch_folder("raycomp-resume-") as folder:
         source = spec.resume_from
         yield download_checkpoint(source.tracking_uri, source.reference, folder)
 

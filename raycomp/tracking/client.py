@@ -16,7 +16,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -29,6 +28,7 @@ from mlflow.entities import Metric, RunTag
 from mlflow.utils.validation import MAX_METRICS_PER_BATCH
 
 from raycomp.errors import one_line
+from raycomp.scratch import scratch_folder
 from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.store import make_client
 
@@ -118,15 +118,11 @@ class BatchedClient:
 
     def log_table(self, columns: list[str], rows: list[list[Any]], artifact_file: str) -> bool:
         """A table as MLflow writes one (pandas ``split`` JSON), replaced on each call, not appended to."""
-        folder = Path(tempfile.mkdtemp(prefix="raycomp-table-"))
-        path = folder / Path(artifact_file).name
-        path.write_text(json.dumps({"columns": columns, "data": rows}))
         parent = str(Path(artifact_file).parent)
-        try:
+        with scratch_folder("raycomp-table-") as folder:
+            path = folder / Path(artifact_file).name
+            path.write_text(json.dumps({"columns": columns, "data": rows}))
             return self.log_artifact(path, None if parent == "." else parent)
-        finally:
-            path.unlink(missing_ok=True)
-            folder.rmdir()
 
     def delete_artifacts(self, artifact_path: str) -> bool:
         from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from raycomp.layout import RunLayout, is_uri
 from raycomp.report.results_files import Results, parse_results
 from raycomp.report.summary import TraceRow, TrialRecord, best, summarize
 from raycomp.report.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
+from raycomp.scratch import scratch_folder
 from raycomp.tracking.artifacts import RUN_ID
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.search import tag_filter
@@ -79,9 +79,9 @@ def run_ref(uri: str, run: Any) -> RunRef:
 def read_sweep_run(client: Any, uri: str, parent: Any) -> SweepRun:
     """The sweep of a parent run: its ``results.json`` artifact, else rebuilt from its child runs."""
     name = parent.data.tags.get("mlflow.runName") or parent.info.run_name or parent.info.run_id
-    with tempfile.TemporaryDirectory(prefix="raycomp-report-") as scratch:
+    with scratch_folder("raycomp-report-") as scratch:
         try:
-            path = client.download_artifacts(parent.info.run_id, keys.RESULTS_JSON, scratch)
+            path = client.download_artifacts(parent.info.run_id, keys.RESULTS_JSON, str(scratch))
             results = parse_results(json.loads(Path(path).read_text()))
         except Exception:
             results = None
@@ -176,10 +176,10 @@ def _history(client: Any, run_id: str, metric: str) -> list[dict[str, Any]]:
 
 
 def _config(client: Any, parent: Any) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="raycomp-report-") as scratch:
+    with scratch_folder("raycomp-report-") as scratch:
         try:
             return yaml.safe_load(
-                Path(client.download_artifacts(parent.info.run_id, "config.yaml", scratch)).read_text()
+                Path(client.download_artifacts(parent.info.run_id, "config.yaml", str(scratch))).read_text()
             )
         except Exception:
             return {}

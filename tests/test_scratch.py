@@ -1,0 +1,48 @@
+import shutil
+from pathlib import Path
+
+import pytest
+
+from raycomp import scratch
+from raycomp.scratch import scratch_folder
+
+
+def test_the_folder_is_in_tmpdir_and_gone_after_the_block(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)  # tempfile caches TMPDIR on first use
+    with scratch_folder("raycomp-test-") as folder:
+        (folder / "sub").mkdir()
+        (folder / "sub" / "file").write_bytes(b"x" * 1000)
+        assert folder.parent == tmp_path and folder.name.startswith("raycomp-test-")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupt_inside_the_block_removes_the_folder_and_goes_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    with pytest.raises(KeyboardInterrupt), scratch_folder("raycomp-test-") as folder:
+        (folder / "file").write_text("partial checkpoint")
+        raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupt_landing_during_the_removal_still_removes_everything_then_is_raised(tmp_path, monkeypatch):
+    """The leak CI once caught: SIGTERM (made a KeyboardInterrupt) while ``rmtree`` removed a checkpoint."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    real_rmtree, calls = shutil.rmtree, []
+
+    def interrupted_once(path, ignore_errors=False):
+        calls.append(path)
+        if len(calls) == 1:  # remove part of the tree, then the signal lands
+            real_rmtree(Path(path) / "first", ignore_errors=ignore_errors)
+            raise KeyboardInterrupt
+        real_rmtree(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(scratch.shutil, "rmtree", interrupted_once)
+    with pytest.raises(KeyboardInterrupt), scratch_folder("raycomp-test-") as folder:
+        for name in ("first", "second"):
+            (folder / name).mkdir()
+            (folder / name / "weights").write_bytes(b"x" * 1000)
+    assert len(calls) == 2
+    assert list(tmp_path.iterdir()) == []
