@@ -85,7 +85,9 @@ def torch_trainer(
     scaling = config.scaling
     return TorchTrainer(
         train_loop_per_worker,
-        train_loop_config={SPEC: spec},  # Ray wants a dict here; the spec inside travels whole
+        # Ray wants a dict here. The spec travels pickled: Ray Train's controller unpickles this dict too, and a
+        # TrialSpec would make it import raycomp and torchvision, which it never uses (docs/ray-notes.md).
+        train_loop_config={SPEC: ray.cloudpickle.dumps(spec)},
         scaling_config=ray.train.ScalingConfig(
             num_workers=scaling.num_workers,
             use_gpu=scaling.use_gpu,
