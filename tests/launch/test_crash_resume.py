@@ -149,29 +149,28 @@ def trained_steps(storage: Path, name: str) -> dict[str, tuple[int, str | None]]
     }
 
 
-@pytest.fixture(scope="session")
-def reference(tmp_path_factory) -> dict[tuple[str, int], dict[str, float]]:
-    """An uninterrupted sweep's final metrics per arm (once per session: under pytest-xdist, tests of other
-    modules run between this module's, which would rebuild a module-scoped fixture)."""
-    storage = tmp_path_factory.mktemp("reference")
-    run(experiment(storage, "sweep"))
-    metrics = final_metrics(storage, "sweep")
-    assert len(metrics) == TRIALS
-    assert all(len(arm["curve"]) == CHECKPOINTS_PER_TRIAL for arm in metrics.values())  # an evaluation per epoch
-    return metrics
-
-
-def test_a_sweep_interrupted_every_way_resumes_to_the_uninterrupted_result(tmp_path, reference):
+def test_a_sweep_interrupted_every_way_resumes_to_the_sweep_grown_without_interruption(tmp_path):
     """One sweep, interrupted each way a user's sweep is, `--resume`d after each: SIGKILL while it starts
-    (MLflow, Ray, Tune's first state), Ctrl-C, its Ray stopped under it, SIGKILL at a random checkpoint. It ends
-    as the uninterrupted sweep did, bit for bit, and no finished trial trains again."""
-    path = experiment(tmp_path, "sweep")
-    folder = tmp_path / "sweep"
+    (MLflow, Ray, Tune's first state), Ctrl-C, its Ray stopped under it, SIGKILL at a random checkpoint. No finished
+    trial trains again, and it ends bit for bit as the same sweep grown without interruption: one repeat, its lost
+    trial continued by `--resume`, a second repeat added by `--extend` (``grow_a_sweep``, which checks those)."""
+    reference = grow_a_sweep(tmp_path / "grown")
+    assert len(reference) == TRIALS
+    assert all(len(arm["curve"]) == CHECKPOINTS_PER_TRIAL for arm in reference.values())  # an evaluation per epoch
+    storage = tmp_path / "interrupted"
+    storage.mkdir()
+    assert interrupt_every_way_then_resume(storage) == reference  # bitwise: == on floats
+
+
+def interrupt_every_way_then_resume(storage: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """Runs the sweep through each interruption and `--resume`s it to the end; returns its final metrics."""
+    path = experiment(storage, "sweep")
+    folder = storage / "sweep"
     rng = random.Random(14)
     for step, (how, moment) in enumerate(
         [("kill", rng.uniform(1.0, 6.0)), ("ctrl-c", 1), ("stop ray", 1), ("kill", rng.randint(1, 2))]
     ):
-        before = trained_steps(tmp_path, "sweep")
+        before = trained_steps(storage, "sweep")
         flags = ["--resume"] if step else []
         # Once its GCS is gone the driver waits this long for it to come back before it exits (Ray's default: 60 s).
         process = start(path, *flags, env={"RAY_gcs_rpc_server_reconnect_timeout_s": "3"}, ctrl_c=how == "ctrl-c")
@@ -190,13 +189,13 @@ def test_a_sweep_interrupted_every_way_resumes_to_the_uninterrupted_result(tmp_p
         else:
             stop_ray_of(process)
             assert finish(process) != 0, log_tail(process)
-        after = trained_steps(tmp_path, "sweep")
+        after = trained_steps(storage, "sweep")
         assert all(after[run] == steps for run, steps in before.items()), f"a finished trial trained again ({how})"
-    before = trained_steps(tmp_path, "sweep")
+    before = trained_steps(storage, "sweep")
     run(path, "--resume")
-    after = trained_steps(tmp_path, "sweep")
+    after = trained_steps(storage, "sweep")
     assert all(after[run] == steps for run, steps in before.items()), "a finished trial trained again"
-    assert final_metrics(tmp_path, "sweep") == reference  # bitwise: == on floats
+    return final_metrics(storage, "sweep")
 
 
 def wait_until(process: subprocess.Popen, seconds: float, folder: Path | None = None, count: int = 0) -> bool:
@@ -231,25 +230,27 @@ def forget_last_trial(folder: Path) -> str:
     return lost
 
 
-def test_a_finished_sweep_continues_a_trial_its_saved_state_lost_then_extends_under_the_same_run(tmp_path):
-    """`--resume`: the arm of a trial Tune's saved state lost trains in a new trial, which continues the lost one:
-    from its final checkpoint, under its MLflow run, with its curve (before, it trained again under a second run).
-    `--extend` then adds repeats under the same sweep run and trains none of the old trials again."""
-    path = experiment(tmp_path, "grown", repeats=1)
+def grow_a_sweep(storage: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """A sweep of one repeat, finished. `--resume`: the arm of a trial Tune's saved state lost trains in a new
+    trial, which continues the lost one: from its final checkpoint, under its MLflow run, with its curve (before, it
+    trained again under a second run). `--extend` then adds a second repeat under the same sweep run and trains
+    none of the old trials again. Returns the grown sweep's final metrics."""
+    storage.mkdir()
+    path = experiment(storage, "grown", repeats=1)
     run(path)
-    finished, steps = final_metrics(tmp_path, "grown"), trained_steps(tmp_path, "grown")
-    parents, children = sweep_runs(tmp_path, "grown")
+    finished, steps = final_metrics(storage, "grown"), trained_steps(storage, "grown")
+    parents, children = sweep_runs(storage, "grown")
     assert len(children) == 2
-    lost = forget_last_trial(tmp_path / "grown")
+    lost = forget_last_trial(storage / "grown")
     process = start(path, "--resume")
     assert finish(process) == 0, log_tail(process)
-    assert trained_steps(tmp_path, "grown") == steps  # no step trained again, no second run (sweep_runs checks)
-    assert final_metrics(tmp_path, "grown") == finished  # its result and curve as the lost trial left them
+    assert trained_steps(storage, "grown") == steps  # no step trained again, no second run (sweep_runs checks)
+    assert final_metrics(storage, "grown") == finished  # its result and curve as the lost trial left them
     assert f"continues trial {lost}" in LOGS[process.pid].read_text()
 
-    old = {t["trial_id"]: t for t in json.loads((tmp_path / "grown" / "results.json").read_text())["trials"]}
-    run(experiment(tmp_path, "grown", repeats=2), "--extend", report=True)
-    trials = json.loads((tmp_path / "grown" / "results.json").read_text())["trials"]
+    old = {t["trial_id"]: t for t in json.loads((storage / "grown" / "results.json").read_text())["trials"]}
+    run(experiment(storage, "grown", repeats=2), "--extend", report=True)
+    trials = json.loads((storage / "grown" / "results.json").read_text())["trials"]
     assert sorted((t["config_id"], t["repeat"]) for t in trials) == [
         ("baseline", 0),
         ("baseline", 1),
@@ -260,11 +261,12 @@ def test_a_finished_sweep_continues_a_trial_its_saved_state_lost_then_extends_un
         if trial["trial_id"] in old:
             assert trial["eval/accuracy"] == old[trial["trial_id"]]["eval/accuracy"]
     assert len(old.keys() & {t["trial_id"] for t in trials}) == 2
-    assert trained_steps(tmp_path, "grown").items() >= steps.items()
-    extended_parents, extended_children = sweep_runs(tmp_path, "grown")
+    assert trained_steps(storage, "grown").items() >= steps.items()
+    extended_parents, extended_children = sweep_runs(storage, "grown")
     assert extended_parents[0].info.run_id == parents[0].info.run_id
     assert len(extended_children) == 4
-    configs = json.loads((tmp_path / "grown" / "results.json").read_text())["configs"]
+    configs = json.loads((storage / "grown" / "results.json").read_text())["configs"]
     assert {config["config_id"]: len(config["seeds"]) for config in configs} == {"baseline": 2, "method-1": 2}
-    report = (tmp_path / "grown" / "report" / "report.html").read_text()
+    report = (storage / "grown" / "report" / "report.html").read_text()
     assert all(trial["trial_id"] in report for trial in trials)  # the report covers old and new trials
+    return final_metrics(storage, "grown")
