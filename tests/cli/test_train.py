@@ -83,20 +83,6 @@ def test_local_run_trains_reports_and_resumes_from_its_latest_checkpoint(tmp_pat
     assert len(list(folder.glob("checkpoint_*"))) == 2  # num_to_keep
 
 
-def test_two_workers_train_with_ddp_and_resume_from_rays_checkpoint(tmp_path, local_ray, capsys):
-    path = write(tmp_path / "ddp.yaml", experiment(tmp_path, name="ddp", scaling={"num_workers": 2}))
-    assert main([str(path)]) == 0
-    out = capsys.readouterr().out
-    assert '"workers": 2' in out and '"epoch": 2' in out
-    checkpoints = sorted((tmp_path / "runs" / "ddp").glob("checkpoint_*/checkpoint.pt"))
-    assert len(checkpoints) == 2
-
-    assert main([str(path), "--set", "max_duration=3ep"]) == 0
-    out = capsys.readouterr().out
-    # 256 samples over 2 ranks of 32 per step: 4 steps an epoch, so the resumed run starts at step 8.
-    assert '"resumed_from_step": 8' in out and '"epoch": 3' in out
-
-
 @pytest.mark.subprocess_cli
 def test_ctrl_c_of_a_ray_train_run_is_interrupted_130_and_its_mlflow_run_killed(tmp_path):
     """Ray Train's own SIGINT handler aborts the run and exits with 1 and no word; raycomp says it as in local

@@ -140,12 +140,21 @@ def test_a_checkpoint_with_blurpool_is_refused_without_it_and_recreated_on_reque
     assert main([str(kept), "--resume-from", reference]) == 0
 
 
-def test_two_workers_fetch_the_mlflow_checkpoint_themselves(tmp_path, local_ray, capsys):
+def test_two_workers_fetch_the_mlflow_checkpoint_themselves_then_resume_from_rays(tmp_path, local_ray, capsys):
+    """A local run's MLflow checkpoint continued under DDP (each worker downloads it), then that Ray Train run
+    continued from its own checkpoint in Ray's storage, which comes before ``--resume-from``'s."""
     assert main([str(write(tmp_path / "one.yaml", experiment(tmp_path)))]) == 0
     _, first = only_run(tmp_path)
-    ddp = experiment(tmp_path, name="ddp", max_duration="3ep", scaling={"num_workers": 2})
-    assert main([str(write(tmp_path / "ddp.yaml", ddp)), "--resume-from", f"runs:/{first.info.run_id}"]) == 0
+    ddp = write(tmp_path / "ddp.yaml", experiment(tmp_path, name="ddp", max_duration="3ep", scaling={"num_workers": 2}))
+    resume_from = ["--resume-from", f"runs:/{first.info.run_id}"]
+    assert main([str(ddp), *resume_from]) == 0
     out = capsys.readouterr().out
     assert '"resumed_from_step": 16' in out and '"epoch": 3' in out and '"workers": 2' in out
     client, run = only_run(tmp_path, "ddp")
     assert run.info.status == "FINISHED" and client.list_artifacts(run.info.run_id, "checkpoints")
+
+    # Same name, longer run: resumes from Ray's checkpoint at epoch 3. 256 samples over 2 ranks of 32 per step
+    # are 4 steps an epoch, so that is step 16 + 4.
+    assert main([str(ddp), *resume_from, "--set", "max_duration=4ep"]) == 0
+    out = capsys.readouterr().out
+    assert '"resumed_from_step": 20' in out and '"epoch": 4' in out and '"workers": 2' in out
