@@ -1,19 +1,14 @@
-"""Ray Train runs of a config: DDP over 2 workers follows the 1-worker loss curve at the same global batch."""
+"""Ray Train runs of a config: DDP over 2 workers follows the run in one process at the same global batch."""
 
 from __future__ import annotations
-
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from raycomp.config import ExperimentConfig
 
 
-def run_history(tmp_path, name: str, workers: int, batch_size: int) -> list[dict]:
-    from raycomp.launch.cluster import torch_trainer
-    from raycomp.launch.spec import TrialSpec
-
-    config = ExperimentConfig.from_dict(
+def plain_config(tmp_path, name: str, workers: int, batch_size: int) -> ExperimentConfig:
+    return ExperimentConfig.from_dict(
         {
             "name": name,
             "model": {"name": "cnn_plain"},  # no BatchNorm or Dropout: the loss does not depend on the split
@@ -21,19 +16,26 @@ def run_history(tmp_path, name: str, workers: int, batch_size: int) -> list[dict
             "max_duration": "6ba",
             "eval": {"interval": "2ba"},
             "checkpoint": {"interval": "2ba", "num_to_keep": None},
-            "scaling": {"num_workers": workers, "cpus_per_worker": 0.5},  # both runs fit the 2 CPUs at once
+            "scaling": {"num_workers": workers},
             "storage_path": str(tmp_path),
         }
     )
-    result = torch_trainer(TrialSpec.of(config), name, str(tmp_path)).fit()
-    return [metrics for _, metrics in sorted(result.best_checkpoints, key=lambda pair: pair[1]["step"])]
 
 
-def test_two_workers_follow_one_worker_at_the_same_global_batch(tmp_path, local_ray):
-    with ThreadPoolExecutor(2) as pool:  # side by side: the Train runs' start-ups overlap
-        single_run = pool.submit(run_history, tmp_path, "single", workers=1, batch_size=64)
-        double_run = pool.submit(run_history, tmp_path, "double", workers=2, batch_size=32)
-        single, double = single_run.result(), double_run.result()
+def test_two_workers_follow_one_process_at_the_same_global_batch(tmp_path, local_ray):
+    """Ray Train's worker group (sharding, DDP's averaged gradients, rank 0's reports) against the same recipe
+    trained in this process: tests/test_trainer_ddp.py checks the Trainer's DDP alone, without Ray."""
+    from raycomp.checkpoint import KeptCheckpoints
+    from raycomp.launch.cluster import torch_trainer
+    from raycomp.launch.sinks import FolderSink
+    from raycomp.launch.spec import TrialSpec
+    from raycomp.launch.worker import run_in_process
+
+    result = torch_trainer(TrialSpec.of(plain_config(tmp_path, "double", 2, 32)), "double", str(tmp_path)).fit()
+    double = [metrics for _, metrics in sorted(result.best_checkpoints, key=lambda pair: pair[1]["step"])]
+    sink = FolderSink(KeptCheckpoints(tmp_path / "single"))
+    run_in_process(TrialSpec.of(plain_config(tmp_path, "single", 0, 64)), sink)
+    single = sink.history
     assert [m["step"] for m in single] == [m["step"] for m in double] == [2, 4, 6]
     assert [m["samples"] for m in single] == [m["samples"] for m in double] == [128, 256, 384]
     assert double[-1]["workers"] == 2
