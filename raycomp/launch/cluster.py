@@ -29,6 +29,9 @@ RAY_ENV = {
     "RAY_TRAIN_ENABLE_PRINT_PATCH": "0",
     "TUNE_FUNCTION_THREAD_TIMEOUT_S": "30",
 }
+# Only for a private local Ray: Train's PreemptionWatcher actor (one per run, about 1.6 CPU-s here) polls for
+# a cloud node's preemption notice, which a single machine never gets.
+LOCAL_RAY_ENV = {"RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0"}
 TRIAL_SLOT = "trial_slot"  # custom resource a Tune trial's driver holds instead of a CPU its workers need
 LOOPBACK = "127.0.0.1"
 
@@ -61,7 +64,7 @@ def init_ray(
     # runtime_env, which would start each of them through Ray's setup_worker.py: about 0.4 s and 0.45 CPU-s
     # more per trial or Train worker here (docs/ray-notes.md). Not left set in this process: it may start
     # another Ray later (tests do), and a stale RAY_ADDRESS would send that init_ray to join the stopped one.
-    with _loopback_node(), environment({"RAY_ADDRESS": f"{LOOPBACK}:{port}"}):
+    with _loopback_node(), environment({"RAY_ADDRESS": f"{LOOPBACK}:{port}", **LOCAL_RAY_ENV}):
         ray.init(
             address="local",
             num_cpus=cpus,

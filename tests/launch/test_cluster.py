@@ -25,6 +25,8 @@ def plain_config(tmp_path, name: str, workers: int, batch_size: int) -> Experime
 def test_two_workers_follow_one_process_at_the_same_global_batch(tmp_path, local_ray):
     """Ray Train's worker group (sharding, DDP's averaged gradients, rank 0's reports) against the same recipe
     trained in this process: tests/test_trainer_ddp.py checks the Trainer's DDP alone, without Ray."""
+    from ray.util.state import list_actors
+
     from raycomp.checkpoint import KeptCheckpoints
     from raycomp.launch.cluster import torch_trainer
     from raycomp.launch.sinks import FolderSink
@@ -33,6 +35,9 @@ def test_two_workers_follow_one_process_at_the_same_global_batch(tmp_path, local
 
     result = torch_trainer(TrialSpec.of(plain_config(tmp_path, "double", 2, 32)), "double", str(tmp_path)).fit()
     double = [metrics for _, metrics in sorted(result.best_checkpoints, key=lambda pair: pair[1]["step"])]
+    ray_here = local_ray.get_runtime_context().gcs_address  # not the other pytest-xdist worker's Ray
+    started = {actor.class_name for actor in list_actors(address=ray_here)}
+    assert "TrainController" in started and "PreemptionWatcher" not in started  # not on a private local Ray
     sink = FolderSink(KeptCheckpoints(tmp_path / "single"))
     run_in_process(TrialSpec.of(plain_config(tmp_path, "single", 0, 64)), sink)
     single = sink.history

@@ -11,7 +11,7 @@ import os
 import psutil
 import yaml
 
-from raycomp.launch.cluster import RAY_ENV
+from raycomp.launch.cluster import LOCAL_RAY_ENV, RAY_ENV
 
 SB = "algorithms.selective_backprop"
 
@@ -36,11 +36,11 @@ def test_the_private_local_rays_workers_are_told_its_address_and_the_driver_is_n
 
     @local_ray.remote(num_cpus=0)
     def environment() -> dict[str, str | None]:
-        return {name: os.environ.get(name) for name in ("RAY_ADDRESS", *RAY_ENV)}
+        return {name: os.environ.get(name) for name in ("RAY_ADDRESS", *RAY_ENV, *LOCAL_RAY_ENV)}
 
     seen = local_ray.get(environment.remote())
     assert seen.pop("RAY_ADDRESS") == local_ray.get_runtime_context().gcs_address
-    assert seen == RAY_ENV  # raycomp's Ray Train and Tune settings reach them too
+    assert seen == RAY_ENV | LOCAL_RAY_ENV  # raycomp's Ray Train and Tune settings reach them too
     assert "RAY_ADDRESS" not in os.environ
 
 
