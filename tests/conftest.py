@@ -42,7 +42,7 @@ def local_ray():
 # that start a Ray of their own stop only their own processes, so they can run beside the other worker's.
 # (No xdist_group: with pytest 9, pytest-xdist 3.8's loadgroup cannot rename the items and ignores groups.)
 _OWN_RAY = {"test_job_submit.py", "test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray
-_SLOW_FIXTURES = {"local_ray", "mlflow_server"}
+_SLOW_FIXTURES = {"local_ray", "mlflow_server", "shared_mlflow_server"}
 
 
 def pytest_collection_modifyitems(config, items):

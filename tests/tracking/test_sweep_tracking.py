@@ -47,19 +47,21 @@ def rest(server_uri: str, endpoint: str, body: dict | None = None, **query: str)
     return json.loads(raw) if raw.strip().startswith((b"{", b"[")) else raw
 
 
-def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial(tmp_path, mlflow_server, local_ray):
+def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial(tmp_path, shared_mlflow_server, local_ray):
     from raycomp.tune import main
 
-    experiment = tiny_sweep(tmp_path, tracking={"tracking_uri": mlflow_server.uri})
+    server = shared_mlflow_server.uri
+
+    experiment = tiny_sweep(tmp_path, tracking={"tracking_uri": server})
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(experiment))
     assert main([str(path)]) == 0
 
     api = "api/2.0/mlflow"
-    experiment_id = rest(mlflow_server.uri, f"{api}/experiments/get-by-name", experiment_name="tiny")["experiment"][
+    experiment_id = rest(server, f"{api}/experiments/get-by-name", experiment_name="tiny")["experiment"][
         "experiment_id"
     ]
-    runs = rest(mlflow_server.uri, f"{api}/runs/search", {"experiment_ids": [experiment_id]})["runs"]
+    runs = rest(server, f"{api}/runs/search", {"experiment_ids": [experiment_id]})["runs"]
     tags = [{t["key"]: t["value"] for t in run["data"].get("tags", [])} for run in runs]
     parents = [run for run, tag in zip(runs, tags, strict=True) if "mlflow.parentRunId" not in tag]
     assert len(parents) == 1
@@ -77,14 +79,12 @@ def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial(tmp_
         metrics = {m["key"]: m["value"] for m in data["metrics"]}
         assert info["status"] == "FINISHED"
         assert 0 <= metrics["eval/accuracy"] <= 1 and metrics["train/loss"] > 0 and metrics["finished"] == 1.0
-        files = {f["path"] for f in rest(mlflow_server.uri, f"{api}/artifacts/list", run_id=info["run_id"])["files"]}
+        files = {f["path"] for f in rest(server, f"{api}/artifacts/list", run_id=info["run_id"])["files"]}
         assert {"traces.json", "checkpoints"} <= files
         checkpoint = tag["raycomp.checkpoint.latest"]
-        listed = rest(
-            mlflow_server.uri, f"{api}/artifacts/list", run_id=info["run_id"], path=str(Path(checkpoint).parent)
-        )
+        listed = rest(server, f"{api}/artifacts/list", run_id=info["run_id"], path=str(Path(checkpoint).parent))
         assert [f["path"] for f in listed["files"]] == [checkpoint] and int(listed["files"][0]["file_size"]) > 0
-        table = rest(mlflow_server.uri, "get-artifact", path="traces.json", run_uuid=info["run_id"])
+        table = rest(server, "get-artifact", path="traces.json", run_uuid=info["run_id"])
         if tag["raycomp.variant"] == "method":
             keeps.append(params[f"{SB}.keep"])
             assert metrics["trace/SelectiveBackprop/after_dataloader/total_s"] > 0
@@ -92,9 +92,7 @@ def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial(tmp_
         else:
             assert f"{SB}.keep" not in params and table["data"] == []  # the baseline runs no algorithm
     assert sorted(keeps) == ["0.25", "0.75"]
-    parent_files = {
-        f["path"] for f in rest(mlflow_server.uri, f"{api}/artifacts/list", run_id=parent["run_id"])["files"]
-    }
+    parent_files = {f["path"] for f in rest(server, f"{api}/artifacts/list", run_id=parent["run_id"])["files"]}
     assert {"config.yaml", "results.csv", "results.json"} <= parent_files
 
 

@@ -73,8 +73,8 @@ def dump_dom(url: str, expected: list[str], tries: int = 3) -> str:
 
 
 @needs_browser
-def test_the_experiment_page_leads_to_the_sweeps_parent_and_trials(tmp_path, mlflow_server):
-    config = sweep_config(tmp_path, mlflow_server.uri)
+def test_the_experiment_page_leads_to_the_sweeps_parent_and_trials(tmp_path, shared_mlflow_server):
+    config = sweep_config(tmp_path, shared_mlflow_server.uri)
     arms = [{"variant": keys.BASELINE, "config_id": "baseline"}, {"variant": keys.METHOD, "config_id": "m0"}]
     with sweep_run(config, None, resume=False) as parent:
         for index, arm in enumerate(arms):
@@ -83,17 +83,17 @@ def test_the_experiment_page_leads_to_the_sweeps_parent_and_trials(tmp_path, mlf
                 client.log_metrics({"eval/accuracy": 0.5 + index / 10}, 1)
                 client.flush()
     experiment_id = parent.ref.experiment_id
-    assert MlflowClient(mlflow_server.uri).get_experiment(experiment_id).tags[keys.EXPERIMENT_KIND_TAG] == (
+    assert MlflowClient(shared_mlflow_server.uri).get_experiment(experiment_id).tags[keys.EXPERIMENT_KIND_TAG] == (
         keys.TRAINING_EXPERIMENT_KIND
     )
     runs = ["ui-sweep", "trial_0-baseline", "trial_1-method"]
 
     # The experiment's own page (MLflow 3.17 opens it on the GenAI overview) shows the description's link ...
-    page = dump_dom(f"{mlflow_server.uri}/#/experiments/{experiment_id}", ["raycomp runs"])
+    page = dump_dom(f"{shared_mlflow_server.uri}/#/experiments/{experiment_id}", ["raycomp runs"])
     links = [html.unescape(href) for href in re.findall(r'href="(#/experiments/[^"]*/runs\?[^"]*)"', page)]
     assert training_runs_page(experiment_id, "eval/accuracy", "max") in links, links
     # ... and the page it links to, the one the CLI prints, lists the parent run and every trial.
     url = training_runs_url(parent.ref, "eval/accuracy", "max")
-    assert url == f"{mlflow_server.uri}/{training_runs_page(experiment_id, 'eval/accuracy', 'max')}"
+    assert url == f"{shared_mlflow_server.uri}/{training_runs_page(experiment_id, 'eval/accuracy', 'max')}"
     runs_page = dump_dom(url, runs)
     assert all(f">{name}<" in runs_page for name in runs), [name for name in runs if name not in runs_page]
