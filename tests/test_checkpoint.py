@@ -366,3 +366,22 @@ def test_m8_no_loadable_checkpoint_is_one_clear_error(tmp_path, capsys):
     assert "\n" not in message
     assert len(capsys.readouterr().err.splitlines()) == 2  # one warning per skipped file
     assert KeptCheckpoints(tmp_path / "nothing").newest_loadable() is None  # no checkpoint: start from scratch
+
+
+def test_a_kept_checkpoint_copy_that_fails_midway_leaves_no_half_copied_folder(tmp_path):
+    """The copy into the run folder stops after some files (here a dangling link, as an interrupt would):
+    neither the staging folder nor a ``checkpoint_*`` is left, and the earlier checkpoint stays the newest."""
+    import shutil
+
+    kept = KeptCheckpoints(tmp_path / "run")
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    (whole / "checkpoint.pt").write_bytes(b"weights")
+    first = kept.add(whole)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "checkpoint.pt").write_bytes(b"weights")
+    (broken / "missing").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(shutil.Error):
+        kept.add(broken)
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [first.name]
