@@ -88,9 +88,7 @@ def torch_trainer(
     scaling = config.scaling
     return TorchTrainer(
         train_loop_per_worker,
-        # Ray wants a dict here. The spec travels pickled: Ray Train's controller unpickles this dict too, and a
-        # TrialSpec would make it import raycomp and torchvision, which it never uses (docs/ray-notes.md).
-        train_loop_config={SPEC: ray.cloudpickle.dumps(spec)},
+        train_loop_config={SPEC: spec},  # Ray wants a dict here; the spec inside travels whole
         scaling_config=ray.train.ScalingConfig(
             num_workers=scaling.num_workers,
             use_gpu=scaling.use_gpu,

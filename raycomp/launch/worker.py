@@ -30,16 +30,12 @@ from raycomp.scratch import scratch_folder
 SPEC = "spec"  # the one key of the TorchTrainer's train_loop_config
 
 
-def train_loop_per_worker(loop_config: dict[str, bytes]) -> None:
-    """The Ray Train per-worker function: one raycomp Trainer on this worker's shard, DDP across workers.
-
-    ``loop_config[SPEC]`` is the ``TrialSpec``, pickled by ``raycomp.launch.cluster.torch_trainer``.
-    """
-    import ray.cloudpickle
+def train_loop_per_worker(loop_config: dict[str, TrialSpec]) -> None:
+    """The Ray Train per-worker function: one raycomp Trainer on this worker's shard, DDP across workers."""
     import ray.train
     import ray.train.torch
 
-    spec: TrialSpec = ray.cloudpickle.loads(loop_config[SPEC])
+    spec = loop_config[SPEC]
     world_size = ray.train.get_context().get_world_size()  # [1] this worker's group
     device = ray.train.torch.get_device() if spec.config.scaling.use_gpu else torch.device("cpu")  # [2] its GPU
     with _ray_checkpoint(ray.train.get_checkpoint()) as restored:  # [3] a restarted group's checkpoint
