@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from raycomp.redaction import redacted
+
 # Exit codes of the CLIs (besides 0, done, and 1, a trial failed).
 EXIT_USAGE = 2  # the input is wrong: config, checkpoint, a sweep or run that is not there
 EXIT_STORE_DOWN = 3  # the MLflow store does not answer
@@ -57,11 +59,12 @@ class TrackingUnavailable(RaycompError, RuntimeError):
 
 
 def one_line(error: BaseException, *, with_type: bool = True, limit: int = _MAX_LINE, separator: str = " ") -> str:
-    """An exception as one short line: for warnings printed while work goes on, and for trial errors.
+    """An exception as one short line, with no URI's password: for warnings printed while work goes on,
+    and for trial errors.
 
     ``separator`` joins the message's lines (`` | `` keeps a ConfigError's problems apart in a table).
     """
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    lines = [line.strip() for line in redacted(str(error)).splitlines() if line.strip()]
     text = separator.join(" ".join(line.split()) for line in lines) or type(error).__name__
     if with_type:
         text = f"{type(error).__name__}: {text}"

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from raycomp.cli.interrupt import INTERRUPTED, quiet_interrupts
 from raycomp.config import ExperimentConfig, load_experiment
 from raycomp.errors import EXIT_INTERRUPTED, ConfigError, RaycompError, TrackingUnavailable
+from raycomp.redaction import redacted
 
 quiet_interrupts()  # only in a raycomp command; raycomp/__init__.py may have installed it already
 
@@ -36,9 +37,9 @@ def load_experiment_or_exit(path: str, overrides: list[str]) -> ExperimentConfig
     try:
         return load_experiment(path, overrides)
     except ConfigError as error:
-        print(f"error: invalid experiment {path}:", file=sys.stderr)
+        print(redacted(f"error: invalid experiment {path}:"), file=sys.stderr)
         for problem in error.problems:
-            print(f"  {problem}", file=sys.stderr)
+            print(f"  {redacted(problem)}", file=sys.stderr)
         raise SystemExit(error.exit_code) from None
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)
@@ -52,7 +53,7 @@ def exit_code_of(main: Callable[[], int], context: str = "") -> int:
     except RaycompError as error:
         hint = next((text for kind, text in _HINTS.items() if isinstance(error, kind)), None)
         message = f"{context}: {error}" if context else str(error)
-        print(f"error: {message}" + (f" ({hint})" if hint else ""), file=sys.stderr)
+        print(redacted(f"error: {message}" + (f" ({hint})" if hint else "")), file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)

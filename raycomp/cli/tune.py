@@ -25,6 +25,8 @@ from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_expe
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.errors import EXIT_INTERRUPTED, one_line
 from raycomp.launch.run_folder import nothing_to_resume, run_guarded
+from raycomp.launch.signals import interrupts_deferred
+from raycomp.redaction import redacted
 from raycomp.report.configs import CONFIG_COLUMNS
 from raycomp.tracking.ref import RunRef, redacted_uri
 
@@ -68,13 +70,17 @@ def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
     if config.sweep is None or config.sweep.search_alg != "optuna":
         check_arms(config)  # values drawn from random domains, checked before any run or Ray starts
     again = args.resume or args.extend
-    with sweep_run(config, args.experiment, resume=again, extend=args.extend) as run:
-        page = training_runs_url(run.ref, *config.objective) if run else None
-        if page:  # MLflow's UI opens an experiment on GenAI; this page lists the sweep's runs as they go
-            print(f"MLflow: the sweep's runs at {page}", flush=True)
-        code = sweep(config, args, run.ref if run else None)
-        if run is not None and code == EXIT_INTERRUPTED:  # --resume reopens the run
-            run.status = "KILLED"
+    try:
+        with sweep_run(config, args.experiment, resume=again, extend=args.extend) as run:
+            page = training_runs_url(run.ref, *config.objective) if run else None
+            if page:  # MLflow's UI opens an experiment on GenAI; this page lists the sweep's runs as they go
+                print(f"MLflow: the sweep's runs at {page}", flush=True)
+            code = sweep(config, args, run.ref if run else None)
+            if run is not None and code == EXIT_INTERRUPTED:  # --resume reopens the run
+                run.status = "KILLED"
+    except KeyboardInterrupt:  # a second Ctrl-C, or SIGTERM outside Tune's handler: the runs ended KILLED
+        print(resume_hint(args), file=sys.stderr)
+        raise
     if run is not None:
         print(f"MLflow: parent run {run.ref.run_id} at {redacted_uri(run.ref.tracking_uri)}")
     return code
@@ -91,29 +97,34 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
 
     init_ray(args.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
     outcome = run_sweep(config, parent, resume=args.resume, extend=args.extend)
-    if outcome.unfinished:  # Ctrl-C: Tune saved the sweep's state and returned
-        print(f"sweep interrupted with {outcome.unfinished} trials unfinished; continue it with:")
-        print(f"  python -m raycomp.tune {args.experiment} {' '.join(_quoted(args.overrides))} --resume")
+    if outcome.unfinished:  # Ctrl-C or SIGTERM: Tune saved the sweep's state and returned
+        print(f"sweep interrupted with {outcome.unfinished} trials unfinished")
+        print(resume_hint(args))
         return EXIT_INTERRUPTED
 
     metric, mode = config.objective
-    summaries = summarize(trial_records(outcome.grids), metric, mode)
-    sweep_section = config.sweep or SweepConfig()
-    verdicts = summarize_configs(summaries, mode, sweep_section.accuracy_tolerance, sweep_section.confidence)
-    folder = config.layout.local_dir  # tables stay on the driver when storage is a URI
-    paths = write_results(folder, summaries, metric, mode, verdicts)
-    print(format_table(summaries, metric))
-    print()
-    print(format_verdicts(verdicts, metric))
-    print(_best_line(verdicts))
-    if verdicts.warning():
-        print(f"warning: {verdicts.warning()}")
-    print("results: " + ", ".join(_shown(path) for path in paths))
-    if parent is not None:
-        from raycomp.tracking import log_files, log_verdicts
+    with interrupts_deferred() as interrupted:  # the results are written whole, or the sweep was not done
+        summaries = summarize(trial_records(outcome.grids), metric, mode)
+        sweep_section = config.sweep or SweepConfig()
+        verdicts = summarize_configs(summaries, mode, sweep_section.accuracy_tolerance, sweep_section.confidence)
+        folder = config.layout.local_dir  # tables stay on the driver when storage is a URI
+        paths = write_results(folder, summaries, metric, mode, verdicts)
+        print(format_table(summaries, metric))
+        print()
+        print(format_verdicts(verdicts, metric))
+        print(_best_line(verdicts))
+        if verdicts.warning():
+            print(f"warning: {verdicts.warning()}")
+        print("results: " + ", ".join(_shown(path) for path in paths))
+        if parent is not None:
+            from raycomp.tracking import finish_open_trial_runs, log_files, log_verdicts
 
-        log_files(parent, paths)
-        log_verdicts(parent, *verdict_records(verdicts, summaries))
+            finish_open_trial_runs(parent, [s.trial_id for s in summaries if s.status == keys.TERMINATED], config)
+            log_files(parent, paths)
+            log_verdicts(parent, *verdict_records(verdicts, summaries))
+    if interrupted:
+        print(f"interrupted: the results were written; the report was not (python -m raycomp.report {folder})")
+        return EXIT_INTERRUPTED
     if not args.no_report:
         try:  # the results are written already: a report that fails to render must not cost them
             from raycomp.report.write import write_sweep_report
@@ -123,6 +134,17 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
         except Exception as error:
             print(f"report: not written ({one_line(error)}); results are in {paths[-1]}")
     return 0 if all(s.status != keys.ERROR for s in summaries) else 1
+
+
+def resume_hint(args: argparse.Namespace) -> str:
+    """The command that continues this sweep: every flag the user gave, then ``--resume`` (no password)."""
+    flags = [*_quoted(args.overrides)]
+    if args.no_report:
+        flags.append("--no-report")
+    if args.address:
+        flags.append(f"--address {shlex.quote(args.address)}")
+    command = " ".join(["python -m raycomp.tune", shlex.quote(args.experiment), *flags, "--resume"])
+    return redacted(f"continue it with:\n  {command}")
 
 
 def _best_line(verdicts: SweepVerdicts) -> str:

@@ -29,8 +29,22 @@ class Invalid(ValueError):
         super().__init__("; ".join(message for _, message in problems))
 
 
+_SHOWN_CHARACTERS = 80  # a value longer than this is cut in messages (a --set of 240 KB made a 240 KB line)
+
+
 def show(value: Any) -> str:
-    """A value as the user wrote it in YAML."""
+    """A value as the user wrote it in YAML, cut to a readable length."""
+    return show_text(_show(value))
+
+
+def show_text(text: str) -> str:
+    """``text`` cut to a readable length, saying how long it was."""
+    if len(text) <= _SHOWN_CHARACTERS:
+        return text
+    return f"{text[: _SHOWN_CHARACTERS - 3]}... ({len(text):,} characters)"
+
+
+def _show(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from raycomp.config.messages import KeyPath, show
+from raycomp.config.messages import KeyPath, show, show_text
 from raycomp.config.schema import ExperimentConfig
 from raycomp.config.sweep import assign
 from raycomp.config.yaml_text import Refused, load_value, parse_yaml, read_text
@@ -21,7 +21,7 @@ from raycomp.errors import ConfigError
 
 def _apply_override(data: dict[str, Any], item: str, locations: dict[KeyPath, str]) -> None:
     """Applies one ``key.path=value`` (value read as YAML) and makes ``--set`` the source of that key."""
-    label = f"--set {item}"
+    label = f"--set {show_text(item)}"
     key, equals, text = item.partition("=")
     if not equals or not key.strip():
         raise ValueError(f"{label}: expected key.path=value, e.g. --set optimizer.lr=0.1")
@@ -58,4 +58,21 @@ def load_experiment(path: str | os.PathLike[str], overrides: Sequence[str] = ())
             problems.append(str(exc))
     if problems:
         raise ConfigError(problems)
-    return ExperimentConfig.from_dict(data, source=source, locations=locations)
+    config = ExperimentConfig.from_dict(data, source=source, locations=locations)
+    check_data_source(config, locations.get(("data", "root"), source))
+    return config
+
+
+def check_data_source(config: ExperimentConfig, where: str) -> None:
+    """A ``text_files`` corpus is read here, before Ray starts: a ``data.root`` that does not exist or
+    holds too little text is one ``ConfigError`` at ``where`` (its ``file:line``), not an error in every trial.
+    The streams are cached (``raycomp.data.text``), so the trials do not read the corpus again."""
+    data = config.data
+    if data.name != "text_files" or data.root is None:
+        return
+    from raycomp.data.loaders import text_train_size
+
+    try:
+        text_train_size(data.name, data.root, data.seq_len, data.max_bytes)
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"{where}: data.root: {error}") from None

@@ -115,6 +115,12 @@ class TrialSchedulerConfig(Section):
         return {"name": self.name} if self.name == "fifo" else to_data(self)
 
 
+# Sane bounds: a typo (num_samples: 10000000) is refused at its key instead of a silent wait of hours.
+MAX_SAMPLES = 1_000
+MAX_REPEATS = 100
+MAX_TRIALS = 10_000
+
+
 class SweepConfig(Section):
     """A Ray Tune sweep: ``space`` maps dotted config key paths to search domains.
 
@@ -128,14 +134,14 @@ class SweepConfig(Section):
     """
 
     space: dict[str, SearchDomain] = Field(default_factory=dict)
-    num_samples: int = Field(1, ge=1)
+    num_samples: int = Field(1, ge=1, le=MAX_SAMPLES)
     metric: str = keys.DEFAULT_METRIC
     mode: Literal["max", "min"] = keys.DEFAULT_MODE
     scheduler: TrialSchedulerConfig | None = None
     max_concurrent_trials: int | None = Field(None, ge=1)
     search_alg: Literal["random", "optuna"] | None = None  # optuna needs `pip install raycomp[optuna]`
     baseline: bool = True
-    repeats: int = Field(1, ge=1)
+    repeats: int = Field(1, ge=1, le=MAX_REPEATS)
     baseline_budgets: list[float] = Field(default_factory=list)
     control: bool = False
     accuracy_tolerance: float = Field(0.005, ge=0)
@@ -156,6 +162,18 @@ class SweepConfig(Section):
                     problems.append(((key,), "needs search_alg: random (a searcher samples each trial anew)"))
         if problems:
             raise Invalid(problems)
+        return self
+
+    @model_validator(mode="after")
+    def _trials_bounded(self) -> SweepConfig:
+        grid = math.prod(len(domain.values) for domain in self.space.values() if domain.kind == "grid")
+        trials = (grid * self.num_samples + 2 + len(self.baseline_budgets)) * self.repeats
+        if trials > MAX_TRIALS:
+            message = (
+                f"makes about {trials:,} trials (grid values x num_samples x repeats), more than {MAX_TRIALS:,}: "
+                "lower num_samples, repeats or the grid"
+            )
+            raise Invalid([(("num_samples",), message)])
         return self
 
     @property

@@ -17,6 +17,7 @@ import ray
 import ray.train
 from ray.train.torch import TorchTrainer
 
+from raycomp.launch.signals import reclaim_sigterm
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import SPEC, train_loop_per_worker
 from raycomp.process_env import environment
@@ -56,6 +57,7 @@ def init_ray(
         if "://" not in address and address != "auto":
             env_vars["RAY_ADDRESS"] = address  # Train's placement-group cleaner must find this cluster
         ray.init(address=address, runtime_env={"env_vars": env_vars}, log_to_driver=True)
+        reclaim_sigterm()
         return
     cpus = num_cpus or os.cpu_count() or 1
     port = _free_port()
@@ -74,6 +76,7 @@ def init_ray(
             dashboard_host="127.0.0.1",
             _node_ip_address=LOOPBACK,
         )
+    reclaim_sigterm()
 
 
 def torch_trainer(

@@ -8,10 +8,13 @@
   the file stays, and the next command takes it.
 - **One config.** ``training_config.json`` records the training-relevant keys the folder's checkpoints
   were trained with. A rerun that would resume them (``raycomp.train`` with checkpoints there,
-  ``raycomp.tune --resume``) with other values is refused with the changed keys: it would record the
-  old run's results under the new params. ``max_duration`` is not among the keys (a longer run resumes
-  on purpose), nor are where and how it runs and is watched (``NOT_TRAINING``: ``name``,
-  ``storage_path``, ``tracking``, ``scaling``, ``checkpoint``, ``failure``, ``eval``, ``data.root``...).
+  ``raycomp.tune --resume`` or ``--extend``) with other values is refused with the changed keys: it would
+  record the old run's results under the new params. A new sweep (``raycomp.tune`` without either) over a
+  name that holds one is refused too: it would adopt the old trials. A missing or damaged record refuses
+  rather than switching the check off. ``max_duration`` is a training key for sweeps (a sweep's verdicts
+  compare trials of one length) but not for ``raycomp.train`` (a longer run resumes on purpose). Where
+  and how a run runs and is watched is not (``NOT_TRAINING``: ``name``, ``storage_path``, ``tracking``,
+  ``scaling``, ``checkpoint``, ``failure``, ``eval``, ``data.root``...).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import fcntl
+import hashlib
 import json
 import os
 import socket
@@ -28,17 +32,21 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from raycomp.atomic_files import atomic_write_text
 from raycomp.config import ExperimentConfig
 from raycomp.errors import NotFound, RunConflict, StorageUnwritable
 from raycomp.launch.signals import sigterm_as_interrupt
 from raycomp.layout import RunLayout, is_uri
+from raycomp.redaction import redacted
+from raycomp.scratch import remove_abandoned
 
 # Sections and keys that change where, how long or how a run is watched, not what its checkpoints hold.
 NOT_TRAINING = frozenset(
-    {"name", "storage_path", "tracking", "max_duration", "scaling", "checkpoint", "failure", "eval"}
+    {"name", "storage_path", "tracking", "scaling", "checkpoint", "failure", "eval"}
     | {"data.root", "data.num_workers", "data.eval_batch_size"}
     | {"sweep.max_concurrent_trials", "sweep.accuracy_tolerance"}  # how many at once; how verdicts judge
 )
+LONGER_ALLOWED = frozenset({"max_duration"})  # raycomp.train resumes a run to a longer max_duration on purpose
 _SHOWN = 4  # changed keys listed before "and N more"
 
 
@@ -54,20 +62,32 @@ def run_guarded(
 def claimed(config: ExperimentConfig, *, resume: bool | None = None, extend: bool = False) -> Iterator[None]:
     """Checks and holds ``storage_path/name`` for the block; raises before anything started.
 
-    ``resume``: whether the command will continue the folder's run (``raycomp.tune --resume`` or
-    ``--extend``), which must then have been started there; None means it will if the folder holds
-    checkpoints (``raycomp.train`` resumes from them by itself). ``extend``: the ``sweep`` section may
-    differ from the recorded one (``--extend`` adds arms); every other training key must not.
+    ``resume``: True for ``raycomp.tune --resume`` or ``--extend`` (the folder must hold the sweep, trained
+    with this config), False for a new sweep (the folder must hold none), None for ``raycomp.train``
+    (it resumes the folder's checkpoints by itself, to any ``max_duration``). ``extend``: the ``sweep``
+    section may differ from the recorded one (``--extend`` adds arms); every other training key must not.
     """
     layout = config.layout
     if resume and not was_started(layout):
         raise NotFound(f"no sweep to continue at {layout.run_dir} (run without --resume or --extend to start one)")
     check_writable(layout.local_dir, "storage_path")
     check_writable(Path(tempfile.gettempdir()), "TMPDIR")
+    remove_abandoned()  # what earlier commands killed outright left in TMPDIR
     with RunLock(layout.lock_file):
+        if resume is False and was_started(layout):
+            raise RunConflict(
+                f"{layout.run_dir} holds a sweep already; continue it with --resume, add arms or seeds to it with "
+                "--extend, or start a new one under another name (--set name=...)"
+            )
+        sweep_command = resume is not None
         if resume is None:
             resume = has_checkpoints(layout)
-        record_training_config(config, refuse_changes=resume, except_sweep=extend)
+        record_training_config(
+            config,
+            refuse_changes=bool(resume),
+            except_sweep=extend,
+            ignored=frozenset() if sweep_command else LONGER_ALLOWED,
+        )
         yield
 
 
@@ -131,7 +151,7 @@ class RunLock:
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "since": datetime.datetime.now().isoformat(timespec="seconds"),
-            "command": " ".join(sys.argv),
+            "command": redacted(" ".join(sys.argv)),
         }
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(holder).encode(), 0)
@@ -161,20 +181,30 @@ def training_config(config: ExperimentConfig) -> dict[str, Any]:
     return {key: value for key, value in flat.items() if not {key, key.split(".")[0]} & NOT_TRAINING}
 
 
-def record_training_config(config: ExperimentConfig, *, refuse_changes: bool, except_sweep: bool = False) -> None:
+def training_config_digest(config: ExperimentConfig) -> str:
+    """A short hash of the training keys outside the ``sweep`` section: equal for every arm of one sweep,
+    also after ``--extend``, and different when anything an arm's trial trains with differs."""
+    keys = {key: value for key, value in training_config(config).items() if not key.startswith("sweep.")}
+    text = json.dumps(keys, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def record_training_config(
+    config: ExperimentConfig, *, refuse_changes: bool, except_sweep: bool = False, ignored: frozenset[str] = frozenset()
+) -> None:
     """Writes the run's training config beside its checkpoints; first, if ``refuse_changes``, refuses a
-    config that differs from the one recorded there (a folder with no record is taken as it is), in any
-    key but the ``sweep`` section's if ``except_sweep``."""
+    config that differs from the one recorded there in any key but ``ignored`` (and the ``sweep``
+    section's, if ``except_sweep``), and a record that is missing or cannot be read: without it nothing
+    says the folder's checkpoints fit this config."""
     path = config.layout.training_config_file
     current = json.loads(json.dumps(training_config(config), default=str))  # as it reads back
-    if refuse_changes and path.is_file():
-        try:
-            recorded = json.loads(path.read_text())
-        except (OSError, ValueError):
-            recorded = None  # unreadable: nothing to compare with; it is written again below
-        changes = changed_keys(recorded, current) if isinstance(recorded, dict) else []
-        if except_sweep:
-            changes = [change for change in changes if not change.startswith("sweep.")]
+    if refuse_changes:
+        recorded = _read_record(path)
+        changes = [
+            change
+            for change in changed_keys(recorded, current)
+            if change.split(":")[0] not in ignored and not (except_sweep and change.startswith("sweep."))
+        ]
         if changes:
             more = f", and {len(changes) - _SHOWN} more" if len(changes) > _SHOWN else ""
             raise RunConflict(
@@ -182,9 +212,25 @@ def record_training_config(config: ExperimentConfig, *, refuse_changes: bool, ex
                 f"({', '.join(changes[:_SHOWN])}{more}); resuming them would record the old run under the new "
                 f"values: pick another name (--set name=...), or run it with the config it was started with"
             )
-    staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    staging.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
-    os.replace(staging, path)
+    atomic_write_text(path, json.dumps(current, indent=2, sort_keys=True) + "\n")
+
+
+def _read_record(path: Path) -> dict[str, Any]:
+    """The recorded training config; ``RunConflict`` naming the file when it is missing or damaged."""
+    try:
+        recorded = json.loads(path.read_text())
+    except FileNotFoundError:
+        reason = "is missing"
+    except (OSError, ValueError) as error:
+        reason = f"cannot be read ({error.__class__.__name__})"
+    else:
+        if isinstance(recorded, dict):
+            return recorded
+        reason = "is not a JSON object"
+    raise RunConflict(
+        f"{path} {reason}, so nothing says the checkpoints in {path.parent} fit this config: "
+        "pick another name (--set name=...), or move the folder aside to start over"
+    )
 
 
 def changed_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:

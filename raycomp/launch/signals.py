@@ -37,3 +37,45 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def reclaim_sigterm() -> None:
+    """Installs Python's SIGTERM handler again after native code replaced it behind Python's back.
+
+    ``ray.init`` installs Ray's C++ failure-signal handler for SIGTERM (a stack dump, then SIGABRT: exit
+    134) with ``sigaction``; ``signal.getsignal`` still reports the Python handler, which no longer runs.
+    """
+    if threading.current_thread() is threading.main_thread():
+        handler = signal.getsignal(signal.SIGTERM)
+        if callable(handler):
+            signal.signal(signal.SIGTERM, handler)
+
+
+class Deferred:
+    """Whether an interrupt arrived while ``interrupts_deferred`` held it back."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+
+    def __bool__(self) -> bool:
+        return self.signal is not None
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[Deferred]:
+    """While inside, Ctrl-C and SIGTERM are noted instead of acted on, so the block (a sweep's results and
+    their MLflow records) is written whole; the caller reads the yielded flag and stops after it."""
+    deferred = Deferred()
+    if threading.current_thread() is not threading.main_thread():
+        yield deferred
+        return
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        deferred.signal = signum
+
+    previous = {signum: signal.signal(signum, note) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield deferred
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

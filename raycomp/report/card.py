@@ -52,6 +52,9 @@ def _row(config: ConfigSummary, sweep: Sweep) -> str:
         badges += '<span class="badge best">best</span>'
     if config.variant == keys.CONTROL:
         badges += '<span class="badge control">A/A</span>'
+    if config.diverged:
+        seeds = ", ".join(map(str, config.diverged))
+        badges += f'<span class="badge diverged" title="its loss diverged at seed {seeds}">diverged</span>'
     cells = [
         f"<td>{escape(config.config_id)}{badges}</td>",
         f'<td class="args">{escape(described(config))}</td>',

@@ -42,6 +42,7 @@ CONFIG_COLUMNS = (
     "accuracy_delta_ci_high",
     "verdict",
     "note",
+    "diverged",
 )
 
 
@@ -57,10 +58,12 @@ class ConfigSummary:
     time_median_s: float | None
     verdict: Verdict | None = None
     budget: float | None = None
+    diverged: tuple[int, ...] = ()  # the repeats whose loss diverged (summary.diverged): never the best
 
     def row(self) -> dict[str, Any]:
         verdict = dataclasses.asdict(self.verdict) if self.verdict else {}
         own = {"config_id": self.config_id, "variant": self.variant, "arguments": self.arguments}
+        own |= {"diverged": list(self.diverged)}
         own |= {"seeds": list(self.seeds), "accuracy_median": self.accuracy_median, "time_median_s": self.time_median_s}
         return {column: own[column] if column in own else verdict.get(column) for column in CONFIG_COLUMNS}
 
@@ -130,10 +133,11 @@ def summarize_configs(
                 time_median_s=_median([r.time_s for r in finals]),
                 verdict=verdict,
                 budget=members[0].budget,
+                diverged=tuple(sorted(t.repeat or 0 for t in members if t.diverged)),
             )
         )
     control = next((c.verdict.verdict for c in configs if c.variant == keys.CONTROL and c.verdict), None)
-    methods = {c.config_id: c.verdict for c in configs if c.variant == keys.METHOD and c.verdict}
+    methods = {c.config_id: c.verdict for c in configs if c.variant == keys.METHOD and c.verdict and not c.diverged}
     floor = noise_floor(t.wall_s for t in trials if t.variant == keys.BASELINE and t.status == keys.TERMINATED)
     return SweepVerdicts(tuple(configs), control, floor, best_config(methods), tolerance, confidence)
 
@@ -195,9 +199,13 @@ def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy") -> s
                 delta,
                 (v.verdict + (f" ({v.note})" if v.note else "")) if v else "(reference)",
             ]
+            + ([f"DIVERGED at seed {', '.join(map(str, config.diverged))}"] if config.diverged else [])
         )
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
-    text = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in lines]
+    text = [
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), *row[len(header) :]]).rstrip()
+        for row in lines
+    ]
     floor = "-" if verdicts.noise_floor is None else f"{verdicts.noise_floor:.1%}"
     text.append(
         f"control (A/A): {verdicts.control or 'none in this sweep'}; noise floor (CV of baseline times): {floor}"

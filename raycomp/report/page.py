@@ -36,7 +36,7 @@ tr.reference { background: #fffbe0; } tr.baseline { background: #fffbe0; font-we
 tr.control { background: #f3effa; }
 table#headline th { background: none; width: 170px; } table#headline td { font-size: 14px; }
 .badge { font-size: 11px; padding: 1px 6px; border-radius: 8px; background: #222; color: #fff; margin-left: 4px; }
-.best { background: #1a7f37; } .badge.control { background: #6f42c1; }
+.best { background: #1a7f37; } .badge.control { background: #6f42c1; } .badge.diverged { background: #cf222e; }
 .verdict { font-weight: 600; padding: 1px 7px; border-radius: 8px; white-space: nowrap; }
 .verdict.faster { background: #dafbe1; color: #1a7f37; } .verdict.slower { background: #ffebe9; color: #b42318; }
 .verdict.none { background: #eaeef2; color: #444; } .verdict.less { background: #fff1d6; color: #9a5b00; }

@@ -10,13 +10,12 @@ import csv
 import dataclasses
 import io
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from raycomp import keys
+from raycomp.atomic_files import atomic_write_text
 from raycomp.errors import NotFound, RaycompError, one_line
 from raycomp.report.configs import SweepVerdicts
 from raycomp.report.summary import (
@@ -64,9 +63,9 @@ def write_results(
     writer.writeheader()
     writer.writerows(rows)
     paths = [folder / keys.RESULTS_CSV, folder / keys.RESULTS_JSON]
-    _atomic_write(paths[0], buffer.getvalue())
+    atomic_write_text(paths[0], buffer.getvalue())
     document = results_document(summaries, metric, mode) | (verdicts.document() if verdicts else {})
-    _atomic_write(paths[1], json.dumps(document, indent=2, default=str))
+    atomic_write_text(paths[1], json.dumps(document, indent=2, default=str))
     return paths
 
 
@@ -131,6 +130,7 @@ def _summary(row: dict[str, Any], metric: str) -> TrialSummary:
     columns = {column_name(attribute, metric): attribute for attribute in LEADING_COLUMNS + TRAILING_COLUMNS}
     overrides = {key: value for key, value in row.items() if key not in columns and key not in REPORT_KEYS}
     values = {attribute: _plain(row.get(column)) for column, attribute in columns.items()}
+    values["diverged"] = bool(values.get("diverged"))  # absent from files written before it was kept
     curve = tuple(
         (point.get(keys.STEP), point.get("wall_s"), float(point[metric]))
         for point in row.get("curve") or []
@@ -147,12 +147,5 @@ def _summary(row: dict[str, Any], metric: str) -> TrialSummary:
 
 
 def _plain(value: Any) -> Any:
-    """A cell as the summary holds it: numbers that are not (NaN) read as None, strings stay."""
-    return value if isinstance(value, str) or value is None else finite(value)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as file:
-        file.write(text)
-    os.replace(tmp, path)
+    """A cell as the summary holds it: numbers that are not (NaN) read as None, strings and flags stay."""
+    return value if isinstance(value, str | bool) or value is None else finite(value)

@@ -27,8 +27,13 @@ TRAILING_COLUMNS = (
     "host_load",
     "time_to_baseline_s",
     "speedup",
+    "diverged",
     "error",
 )
+# A loss this many times its first value (or one that is not a number) means the run diverged: its accuracy
+# and time are not a recipe's, so it is flagged everywhere and never named best.
+DIVERGED_FACTOR = 10.0
+LOSS_KEYS = (keys.TRAIN_LOSS, "eval/loss")
 
 Curve = tuple[tuple[float | None, float | None, float], ...]  # (step, wall s, metric) at each report with a value
 
@@ -95,6 +100,7 @@ class TrialSummary:
     budget: float | None = None
     cpu_s: float | None = None  # the trial process's CPU time in training (rank 0's)
     host_load: float | None = None  # the host's 1-minute load average, mean over the trial's results
+    diverged: bool = False  # its loss became NaN or infinite, or grew DIVERGED_FACTOR times its first value
 
     @property
     def is_baseline(self) -> bool:
@@ -149,9 +155,21 @@ def summarize(
                 budget=trial.budget,
                 cpu_s=finite(last.get(keys.CPU)),
                 host_load=_mean(trial.history, keys.HOST_LOAD),
+                diverged=diverged(trial.history),
             )
         )
     return summaries
+
+
+def diverged(history: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a loss the trial reported became NaN or infinite, or ``DIVERGED_FACTOR`` times its first value."""
+    for key in LOSS_KEYS:
+        values = [report[key] for report in history if isinstance(report.get(key), int | float)]
+        if any(not math.isfinite(value) for value in values):
+            return True
+        if len(values) > 1 and values[0] > 0 and values[-1] > DIVERGED_FACTOR * values[0]:
+            return True
+    return False
 
 
 def _mean(history: Sequence[Mapping[str, Any]], key: str) -> float | None:
@@ -188,8 +206,9 @@ def curve(history: Sequence[Mapping[str, Any]], metric: str) -> Curve:
 
 
 def finite(value: Any) -> Any:
-    """A number that is one (not NaN, not a bool), else None: what a missing or broken value reads as."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+    """A number that is one (finite, not a bool), else None: what a missing or broken value reads as (so
+    results.json never holds a bare NaN or Infinity, which are not JSON)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return value
 
@@ -200,7 +219,8 @@ def _machine(history: Sequence[Mapping[str, Any]]) -> str | None:
 
 
 def best(summaries: Sequence[TrialSummary], mode: str = keys.DEFAULT_MODE) -> TrialSummary | None:
-    scored = [s for s in summaries if s.final_metric is not None]
+    """The trial with the best final metric among those that did not diverge."""
+    scored = [s for s in summaries if s.final_metric is not None and not s.diverged]
     if not scored:
         return None
     key = (lambda s: s.final_metric) if mode == "max" else (lambda s: -s.final_metric)
@@ -220,6 +240,8 @@ def format_table(summaries: Sequence[TrialSummary], metric: str) -> str:
 
 
 def _cell(value: Any, column: str) -> str:
+    if column == "diverged":
+        return "DIVERGED" if value else "-"
     if value is None:
         return "never" if column in ("time_to_baseline_s", "speedup") else "-"
     if column == "speedup":

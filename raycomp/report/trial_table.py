@@ -54,7 +54,7 @@ def _trial_row(trial: TrialSummary, sweep: Sweep) -> str:
         f"<td>{escape(trial.trial_id)}</td>",
         f"<td>{escape(trial.config_id or '–')}</td>",
         f"<td class='num'>{'–' if trial.repeat is None else trial.repeat}</td>",
-        f"<td>{escape(trial.status)}</td>",
+        f"<td>{escape(trial.status)}{' <b class=never>DIVERGED</b>' if trial.diverged else ''}</td>",
         _cell(trial, "final_metric", metric_text(trial.final_metric)),
         _cell(trial, "wall_s", seconds_text(trial.wall_s)),
         _cell(trial, "cpu_s", seconds_text(trial.cpu_s)),

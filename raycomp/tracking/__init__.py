@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from raycomp.tracking.runs import (
         TrackedRun,
         close_orphaned_run,
+        finish_open_trial_runs,
         log_files,
         log_verdicts,
         sweep_run,
@@ -37,6 +38,7 @@ _MODULE_OF = {
     "BatchedClient": "client",
     "TrackedRun": "runs",
     "close_orphaned_run": "runs",
+    "finish_open_trial_runs": "runs",
     "log_files": "runs",
     "log_verdicts": "runs",
     "sweep_run": "runs",
@@ -61,6 +63,7 @@ __all__ = [
     "TrackedRun",
     "close_orphaned_run",
     "download_checkpoint",
+    "finish_open_trial_runs",
     "log_files",
     "log_verdicts",
     "make_client",

@@ -30,7 +30,7 @@ from mlflow.utils.validation import MAX_METRICS_PER_BATCH
 from raycomp.errors import one_line
 from raycomp.scratch import scratch_folder
 from raycomp.tracking.ref import RunRef, redacted_uri
-from raycomp.tracking.store import make_client
+from raycomp.tracking.store import client_uri, make_client
 
 MAX_BUFFERED = 1_000_000  # points kept for a server that is down; the oldest beyond this are dropped
 PROBE_TIMEOUT_S = 2.0  # how long a health probe of a server that failed a send may take
@@ -129,7 +129,7 @@ class BatchedClient:
 
         def delete() -> None:
             run = self.client.get_run(self.ref.run_id)
-            repository = get_artifact_repository(run.info.artifact_uri, tracking_uri=self.ref.tracking_uri)
+            repository = get_artifact_repository(run.info.artifact_uri, tracking_uri=client_uri(self.ref.tracking_uri))
             repository.delete_artifacts(artifact_path)
 
         return self._guard("artifact deletion", delete)

@@ -55,7 +55,8 @@ def sweep_run(
     if not config.tracking.enabled:
         yield None
         return
-    ref = _open_top_level(config, SWEEP, experiment_file, reopen=resume or extend, reopen_finished=extend)
+    again = resume or extend  # a continued sweep keeps its one parent run, finished or not
+    ref = _open_top_level(config, SWEEP, experiment_file, reopen=again, reopen_finished=again, new_config=extend)
     with _ended(TrackedRun(ref)) as run:
         yield run
 
@@ -138,6 +139,33 @@ def close_orphaned_run(parent: RunRef, trial_id: str, *, failed: bool, finished:
         _end(RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id), status)
 
 
+def finish_open_trial_runs(parent: RunRef, finished_trial_ids: Iterable[str], config: ExperimentConfig) -> int:
+    """What an MLflow outage left undone, done once the store answers again (at a sweep's end, and on each
+    ``--resume``): the metric points trials spilled to ``unsent_metrics/`` are sent to their runs, and the runs
+    of trials that trained to their end but could not end their run are ended FINISHED. A run whose points
+    the store still refuses stays as it is for the next time. Never raises; returns how many runs it ended."""
+    try:
+        client = make_client(parent.tracking_uri)
+        runs = client.search_runs(
+            [parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}), max_results=10_000
+        )
+    except Exception:  # still down: the next --resume tries again
+        return 0
+    finished, ended = set(finished_trial_ids), 0
+    for run in runs:
+        ref = RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id)
+        spilled = config.layout.unsent_metrics(run.info.run_id)
+        if spilled.is_file():
+            sender = BatchedClient(ref)
+            sender.load_spilled(spilled)
+            if not sender.flush():
+                continue
+            spilled.unlink(missing_ok=True)
+        if run.info.status == RUNNING and run.data.tags.get(keys.TRIAL_TAG) in finished:
+            ended += _end(ref, FINISHED)
+    return ended
+
+
 def log_files(ref: RunRef, paths: Iterable[str | Path], artifact_folder: str | None = None) -> bool:
     """Attaches files to the run (in ``artifact_folder``); False if the store refused one (already printed)."""
     client = BatchedClient(ref)
@@ -177,18 +205,24 @@ def _children(client: MlflowClient, parent: RunRef) -> dict[str, str]:
 
 
 def _open_top_level(
-    config: ExperimentConfig, kind: str, experiment_file: str | None, *, reopen: bool, reopen_finished: bool = False
+    config: ExperimentConfig,
+    kind: str,
+    experiment_file: str | None,
+    *,
+    reopen: bool,
+    reopen_finished: bool = False,
+    new_config: bool = False,
 ) -> RunRef:
     """A tagged run holding the resolved config (and, for a training, its params); ``reopen`` continues
     the latest unfinished run of the same storage path and name instead (``reopen_finished``: finished
-    too, its config.yaml replaced)."""
+    too; ``new_config``: its config.yaml replaced)."""
     client, experiment_id = open_experiment(config)
     uri, key = tracking_uri(config), config.layout.run_key(kind)
     if reopen:
         previous = _find(client, experiment_id, {keys.RUN_KEY_TAG: key})
         if previous is not None and (reopen_finished or previous.info.status != FINISHED):
             client.update_run(previous.info.run_id, status=RUNNING)
-            if reopen_finished:  # the config it now runs (the old one is in git or in its trials' params)
+            if new_config:  # the config it now runs (the old one is in git or in its trials' params)
                 _log_config_file(client, previous.info.run_id, config)
             return RunRef(uri, experiment_id, previous.info.run_id)
     tags = {**environment_tags(experiment_file), keys.RUN_KEY_TAG: key, keys.KIND_TAG: kind}

@@ -18,6 +18,7 @@ from raycomp.config import ExperimentConfig
 from raycomp.errors import TrackingUnavailable, one_line
 from raycomp.layout import is_uri, sqlite_path
 from raycomp.process_env import environment
+from raycomp.redaction import without_credentials
 from raycomp.tracking.experiment_page import mark_training_experiment
 from raycomp.tracking.ref import redacted_uri
 
@@ -46,17 +47,32 @@ def experiment_name(config: ExperimentConfig) -> str:
 
 
 def make_client(uri: str) -> MlflowClient:
-    """A client for ``uri`` with the short HTTP retry caps; a SQLite store's folder is created."""
+    """A client for ``uri`` with the short HTTP retry caps; a SQLite store's folder is created.
+
+    Credentials in the URI's host part go to MLflow by its environment variables, and the client gets the
+    URI without them: MLflow quotes its URI in every error, which trials print and Ray keeps in its logs.
+    """
     for key, value in HTTP_ENV.items():
         os.environ.setdefault(key, value)
-    if redacted_uri(uri) != uri:  # MLflow prints "View run ... at <uri>" with the credentials in it
+    if redacted_uri(uri) != uri:  # MLflow prints "View run ... at <uri>" with a query's token in it
         os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
     database = sqlite_path(uri)
     if database is not None:
         database.parent.mkdir(parents=True, exist_ok=True)
         if not database.exists():
             _build_sqlite_store(database)
-    return MlflowClient(uri)
+    return MlflowClient(client_uri(uri))
+
+
+def client_uri(uri: str) -> str:
+    """The URI MLflow is given: ``uri`` without the credentials of its host, which are set as MLflow's
+    ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD`` for this process instead."""
+    bare, user, password = without_credentials(uri)
+    if user is not None:
+        os.environ["MLFLOW_TRACKING_USERNAME"] = user
+    if password is not None:
+        os.environ["MLFLOW_TRACKING_PASSWORD"] = password
+    return bare
 
 
 def _build_sqlite_store(database: Path) -> None:

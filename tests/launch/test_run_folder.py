@@ -78,11 +78,42 @@ def test_m4_resuming_checkpoints_with_a_changed_training_config_is_refused(tmp_p
     with pytest.raises(RunConflict, match=refused), claimed(changed):
         pass
     longer = config(tmp_path, max_duration="5ep", checkpoint={"interval": "2ep"})
-    with claimed(longer):  # a longer run, or other checkpointing, resumes on purpose
-        pass
-    with claimed(changed, resume=False):  # a new sweep (no --resume) does not resume: it records its config
+    with claimed(longer):  # raycomp.train: a longer run, or other checkpointing, resumes on purpose
         pass
     assert training_config(changed)["optimizer.lr"] == 0.9
+
+
+def test_a_new_sweep_over_a_name_that_holds_one_is_refused_naming_the_three_ways_on(tmp_path):
+    """Defect 2: a new sweep under an old name adopted the old trials and printed their results as its own."""
+    first = config(tmp_path, sweep={"space": {"optimizer.lr": {"grid": [0.05]}}})
+    with claimed(first, resume=False):
+        pass
+    ways = r"holds a sweep already; continue it with --resume, add .* with --extend, or .* another name \(--set name="
+    for again in (first, config(tmp_path, optimizer={"lr": 0.01}, sweep={"space": {"optimizer.lr": {"grid": [0.05]}}})):
+        with pytest.raises(RunConflict, match=ways), claimed(again, resume=False):
+            pytest.fail("the block must not run")
+
+
+def test_resume_and_extend_refuse_another_max_duration_and_a_missing_or_damaged_record(tmp_path):
+    """Defects 4 and 10: a sweep's trials all train to one max_duration; a lost record never turns the check off."""
+    space = {"optimizer.lr": {"grid": [0.05]}}
+    first = config(tmp_path, sweep={"space": space})
+    with claimed(first, resume=False):
+        pass
+    longer = config(tmp_path, max_duration="6ep", sweep={"space": space})
+    for extend in (False, True):
+        with (
+            pytest.raises(RunConflict, match=r"max_duration: \"2ep\" -> \"6ep\""),
+            claimed(longer, resume=True, extend=extend),
+        ):
+            pytest.fail("the block must not run")
+    record = first.layout.training_config_file
+    (Path(first.layout.run_dir) / "tuner.pkl").write_bytes(b"")  # Tune's saved sweep: the folder holds one
+    for damage, reason in ((lambda: record.write_text("{not json"), "cannot be read"), (record.unlink, "is missing")):
+        damage()
+        with pytest.raises(RunConflict, match=f"training_config.json {reason}"), claimed(first, resume=True):
+            pytest.fail("the block must not run")
+        assert not record.exists() or record.read_text() == "{not json"  # left as it was: not rewritten
 
 
 def test_m4_how_many_trials_run_at_once_and_how_verdicts_judge_may_change_on_resume(tmp_path):

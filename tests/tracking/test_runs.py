@@ -57,7 +57,7 @@ def test_a_sweep_run_is_tagged_with_versions_file_commit_and_holds_the_resolved_
     assert status(run.ref) == "FINISHED"
 
 
-def test_no_commit_tag_outside_git_and_a_resumed_sweep_reopens_its_unfinished_run(tmp_path):
+def test_no_commit_tag_outside_git_and_a_resumed_sweep_keeps_its_one_run(tmp_path):
     with pytest.raises(KeyboardInterrupt), sweep_run(config(tmp_path), "/nonexistent/x.yaml", resume=False) as first:
         raise KeyboardInterrupt  # Ctrl-C
     client = MlflowClient(first.ref.tracking_uri)
@@ -69,7 +69,8 @@ def test_no_commit_tag_outside_git_and_a_resumed_sweep_reopens_its_unfinished_ru
     assert status(first.ref) == "FINISHED"
     with sweep_run(config(tmp_path), None, resume=True) as third:
         third.status = "KILLED"  # the block decides: an interrupted sweep
-    assert third.ref.run_id != first.ref.run_id and status(third.ref) == "KILLED"  # finished: a new one
+    # Finished, and resumed again: still its one run (each --resume used to open a new, empty one: defect 9).
+    assert third.ref.run_id == first.ref.run_id and status(third.ref) == "KILLED"
     with sweep_run(config(tmp_path), None, resume=False) as fresh:
         pass
     assert fresh.ref.run_id != third.ref.run_id  # without resume: always a new one

@@ -21,6 +21,8 @@ from ray import tune
 
 from raycomp.keys import METHOD
 
+CONFIG_DIGEST = "training_config"  # the key under which each trial's Tune config holds its training config's digest
+
 MORE = "more-"
 _STATE_PREFIX = "experiment_state"
 
@@ -95,8 +97,9 @@ def relabeled(arms: list[dict[str, Any]], previous: Iterable[dict[str, Any]]) ->
     return out
 
 
-def lost_trial_folder(run_dir: str, arm: dict[str, Any], trial_id: str) -> str | None:
-    """The folder of another trial of ``arm`` in the sweep's experiment folders (the newest, if several).
+def lost_trial_folder(run_dir: str, arm: dict[str, Any], trial_id: str, digest: str | None) -> str | None:
+    """The folder of another trial of ``arm`` trained with the same training config (``digest``, which every
+    trial's ``params.json`` records) in the sweep's experiment folders (the newest, if several).
 
     Tune makes a second trial of an arm only when it no longer knows the first: a driver killed outright
     can lose a trial that had started after its last saved state. Its folder (``params.json``, checkpoints,
@@ -109,8 +112,11 @@ def lost_trial_folder(run_dir: str, arm: dict[str, Any], trial_id: str) -> str |
         for info in fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True)):
             if info.type != pyarrow.fs.FileType.Directory or info.base_name == trial_id:
                 continue
-            other = _folder_arm(fs, info.path)
-            if isinstance(other, dict) and arm_key(other) == key and other.get("config_id") == arm.get("config_id"):
+            params = _folder_params(fs, info.path)
+            other = params.get("arm")
+            if digest is None or params.get(CONFIG_DIGEST) != digest or not isinstance(other, dict):
+                continue  # another config's trial (or one from before the digest): never adopted
+            if arm_key(other) == key and other.get("config_id") == arm.get("config_id"):
                 found.append(
                     (info.mtime.timestamp() if info.mtime else 0.0, f"{experiment.rstrip('/')}/{info.base_name}")
                 )
@@ -125,11 +131,17 @@ def missing_arms(arms: list[dict[str, Any]], trained: Iterable[dict[str, Any]]) 
 
 def _folder_arm(fs: pyarrow.fs.FileSystem, folder: str) -> dict[str, Any] | None:
     """The arm in a trial folder's ``params.json`` (Tune writes it when the trial starts), else None."""
+    return _folder_params(fs, folder).get("arm")
+
+
+def _folder_params(fs: pyarrow.fs.FileSystem, folder: str) -> dict[str, Any]:
+    """A trial folder's ``params.json``: its Tune config (empty if there is none or it cannot be read)."""
     try:
         with fs.open_input_stream(f"{folder}/params.json") as stream:
-            return json.loads(stream.read()).get("arm")
-    except (OSError, ValueError, AttributeError):
-        return None
+            params = json.loads(stream.read())
+    except (OSError, ValueError):
+        return {}
+    return params if isinstance(params, dict) else {}
 
 
 def _filesystem(path: str) -> tuple[pyarrow.fs.FileSystem, str]:

@@ -18,6 +18,8 @@ from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig, trial_co
 from raycomp.config.sweep import swept_algorithm
 from raycomp.errors import ConfigError
 from raycomp.keys import BASELINE, CONTROL, FRONTIER, METHOD
+from raycomp.launch.run_folder import training_config_digest
+from raycomp.launch.sweep.ledger import CONFIG_DIGEST
 
 
 def tune_domain(domain: SearchDomain) -> Any:
@@ -177,11 +179,13 @@ def search_space(
         from ray.tune.search import BasicVariantGenerator
 
         searcher = BasicVariantGenerator(random_state=config.seed, max_concurrent=max_concurrent)
-        return {"arm": tune.grid_search(sweep_arms(config) if arms is None else arms)}, searcher, 1
+        grid = tune.grid_search(sweep_arms(config) if arms is None else arms)
+        return {"arm": grid, CONFIG_DIGEST: training_config_digest(config)}, searcher, 1
     from ray.tune.search.optuna import OptunaSearch
 
     overrides = {p: tune_domain(d) for p, d in sweep.space.items()}
-    space = {"arm": {"variant": METHOD, "config_id": tune.sample_from(_trial_id), "overrides": overrides, "repeat": 0}}
+    arm = {"variant": METHOD, "config_id": tune.sample_from(_trial_id), "overrides": overrides, "repeat": 0}
+    space = {"arm": arm, CONFIG_DIGEST: training_config_digest(config)}
     searcher: Searcher = OptunaSearch(seed=config.seed)
     if not sweep.baseline:
         return space, searcher, sweep.num_samples

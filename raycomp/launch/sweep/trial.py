@@ -16,7 +16,7 @@ from raycomp.errors import CheckpointError
 from raycomp.launch.cluster import torch_trainer
 from raycomp.launch.sinks import TuneSink
 from raycomp.launch.spec import TrialSpec
-from raycomp.launch.sweep.ledger import lost_trial_folder
+from raycomp.launch.sweep.ledger import CONFIG_DIGEST, lost_trial_folder
 from raycomp.launch.worker import run_in_process
 from raycomp.layout import TRIAL_HISTORY
 from raycomp.tracking import trial_run
@@ -35,7 +35,7 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
     metric, mode = sweep.objective
     trial_id = tune.get_context().get_trial_id()
     folder = local_trial_folder()
-    lost = lost_trial(sweep, arm, trial_id, folder)
+    lost = lost_trial(sweep, arm, trial_id, folder, param.get(CONFIG_DIGEST))
     with trial_run(parent, trial_id, arm, config, lost_trial_id=lost.name if lost else None) as run:
         fixed: dict[str, Any] = {"variant": arm["variant"]}
         if parent is not None and run is None:  # its run could not be opened (said once): counted, untracked
@@ -57,14 +57,17 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
         trainer.fit()
 
 
-def lost_trial(sweep: ExperimentConfig, arm: dict[str, Any], trial_id: str, folder: Path | None) -> Path | None:
-    """The folder of the trial of this arm that a driver killed outright lost (``ledger.lost_trial_folder``),
+def lost_trial(
+    sweep: ExperimentConfig, arm: dict[str, Any], trial_id: str, folder: Path | None, digest: str | None
+) -> Path | None:
+    """The folder of the trial of this arm and training config (``digest``) that a driver killed outright lost
+    (``ledger.lost_trial_folder``),
     when this trial starts with nothing of its own; its history is copied here, and this trial continues
     it: from its newest checkpoint, under its MLflow run, so no step is trained twice."""
     train_run = Path(sweep.layout.train_dir) / trial_id
     if folder is None or tune.get_checkpoint() is not None or (folder / TRIAL_HISTORY).exists() or train_run.exists():
         return None  # local storage only; a restored trial has a past of its own
-    found = lost_trial_folder(sweep.layout.run_dir, arm, trial_id)
+    found = lost_trial_folder(sweep.layout.run_dir, arm, trial_id, digest)
     if found is None:
         return None
     lost = Path(found)

@@ -13,7 +13,7 @@ from ray.tune.search import Searcher
 
 from raycomp import keys
 from raycomp.config import ExperimentConfig, SweepConfig
-from raycomp.errors import NotFound
+from raycomp.errors import NotFound, RunConflict, one_line
 from raycomp.launch.cluster import TRIAL_SLOT
 from raycomp.launch.sweep.space import search_space
 from raycomp.launch.sweep.trial import run_trial
@@ -152,16 +152,32 @@ def build_tuner(
             callbacks=[*(callbacks or []), *([CloseOrphanedRuns(parent)] if parent is not None else [])],
             progress_reporter=progress_reporter(sweep),
             verbose=1,  # the table only; each result in full is in the trial folders
-            failure_config=tune.FailureConfig(max_failures=0),  # retries happen inside the TorchTrainer
+            failure_config=tune.FailureConfig(max_failures=trial_retries(config)),
         ),
     )
 
 
-def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None = None) -> tune.Tuner:
-    """The Tune experiment saved in ``folder``: unfinished trials resume, finished ones stay.
+def trial_retries(config: ExperimentConfig) -> int:
+    """``failure.max_failures`` for Tune: a local-mode trial (``num_workers: 0``) is retried by Tune, from its
+    newest checkpoint; a multi-worker trial's TorchTrainer retries its worker group itself, so Tune does not."""
+    return config.failure.max_failures if config.scaling.num_workers == 0 else 0
 
-    Tune restores the callbacks it saved with the sweep, ``CloseOrphanedRuns`` among them.
+
+def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None = None) -> tune.Tuner:
+    """The Tune experiment saved in ``folder``: unfinished trials resume, trials that failed (ERROR) are
+    tried again from their newest checkpoint, finished ones stay.
+
+    Tune restores the callbacks it saved with the sweep, ``CloseOrphanedRuns`` among them. Its saved state
+    is a pickle: restoring runs code from the folder, which must be trusted (docs/faults.md).
     """
     if not tune.Tuner.can_restore(folder):
         raise NotFound(f"no sweep to resume at {folder} (run without --resume to start one)")
-    return tune.Tuner.restore(folder, trainable=make_trainable(config, parent), resume_unfinished=True)
+    try:
+        return tune.Tuner.restore(
+            folder, trainable=make_trainable(config, parent), resume_unfinished=True, resume_errored=True
+        )
+    except Exception as error:  # a damaged tuner.pkl: unpickling fails in many ways
+        raise RunConflict(
+            f"the sweep's saved state in {folder} cannot be read ({one_line(error)}): "
+            "start the sweep again under another name (--set name=...)"
+        ) from error
