@@ -46,3 +46,24 @@ def test_an_interrupt_landing_during_the_removal_still_removes_everything_then_i
             (folder / name / "weights").write_bytes(b"x" * 1000)
     assert len(calls) == 2
     assert list(tmp_path.iterdir()) == []
+
+
+def test_folders_left_by_a_process_killed_outright_are_removed_by_the_next_command(tmp_path):
+    """Defect 11: SIGKILL mid-report left raycomp-ckpt-* folders in TMPDIR, and nothing ever removed them."""
+    import os
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = int(dead.stdout)
+    abandoned = tmp_path / f"raycomp-ckpt-{gone}-{'a' * 32}"
+    recent = tmp_path / f"raycomp-ckpt-{gone}-{'b' * 32}"
+    running = tmp_path / f"raycomp-ckpt-{os.getpid()}-{'c' * 32}"
+    other = tmp_path / "someone-elses"
+    for folder in (abandoned, recent, running, other):
+        (folder / "sub").mkdir(parents=True)
+    old = os.stat(abandoned).st_mtime - 3600
+    for folder in (abandoned, running, other):
+        os.utime(folder, (old, old))
+    assert scratch.remove_abandoned(tmp_path) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (recent, running, other))

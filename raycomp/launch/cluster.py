@@ -17,7 +17,7 @@ import ray
 import ray.train
 from ray.train.torch import TorchTrainer
 
-from raycomp.launch.signals import reclaim_sigterm
+from raycomp.launch.signals import sigterm_kept
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import SPEC, train_loop_per_worker
 from raycomp.process_env import environment
@@ -56,8 +56,8 @@ def init_ray(
     if address:
         if "://" not in address and address != "auto":
             env_vars["RAY_ADDRESS"] = address  # Train's placement-group cleaner must find this cluster
-        ray.init(address=address, runtime_env={"env_vars": env_vars}, log_to_driver=True)
-        reclaim_sigterm()
+        with sigterm_kept():
+            ray.init(address=address, runtime_env={"env_vars": env_vars}, log_to_driver=True)
         return
     cpus = num_cpus or os.cpu_count() or 1
     port = _free_port()
@@ -66,7 +66,7 @@ def init_ray(
     # runtime_env, which would start each of them through Ray's setup_worker.py: about 0.4 s and 0.45 CPU-s
     # more per trial or Train worker here (docs/ray-notes.md). Not left set in this process: it may start
     # another Ray later (tests do), and a stale RAY_ADDRESS would send that init_ray to join the stopped one.
-    with _loopback_node(), environment({"RAY_ADDRESS": f"{LOOPBACK}:{port}", **LOCAL_RAY_ENV}):
+    with _loopback_node(), environment({"RAY_ADDRESS": f"{LOOPBACK}:{port}", **LOCAL_RAY_ENV}), sigterm_kept():
         ray.init(
             address="local",
             num_cpus=cpus,
@@ -76,7 +76,6 @@ def init_ray(
             dashboard_host="127.0.0.1",
             _node_ip_address=LOOPBACK,
         )
-    reclaim_sigterm()
 
 
 def torch_trainer(

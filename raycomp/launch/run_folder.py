@@ -92,9 +92,10 @@ def claimed(config: ExperimentConfig, *, resume: bool | None = None, extend: boo
 
 
 def nothing_to_resume(layout: RunLayout) -> bool:
-    """``--resume`` of a sweep whose driver was killed before it recorded anything (its first seconds) has
-    nothing to continue and nothing to clash with: it starts the sweep, saying so, instead of refusing."""
-    if was_started(layout):
+    """``--resume`` of a sweep whose driver was killed before it recorded anything (its first seconds: the
+    folder holds its lock file and nothing else) has nothing to continue and nothing to clash with: it starts
+    the sweep, saying so. A name with no folder at all is a typo: ``claimed`` refuses it."""
+    if was_started(layout) or not layout.local_dir.is_dir():
         return False
     print(
         f"raycomp: nothing of this sweep was saved at {layout.run_dir}; starting it from the beginning", file=sys.stderr

@@ -39,16 +39,23 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def reclaim_sigterm() -> None:
-    """Installs Python's SIGTERM handler again after native code replaced it behind Python's back.
+@contextlib.contextmanager
+def sigterm_kept() -> Iterator[None]:
+    """The SIGTERM handler in force before the block is in force after it, whatever the block installed.
 
-    ``ray.init`` installs Ray's C++ failure-signal handler for SIGTERM (a stack dump, then SIGABRT: exit
-    134) with ``sigaction``; ``signal.getsignal`` still reports the Python handler, which no longer runs.
+    ``ray.init`` installs a Python handler (``sys.exit(15)``) and Ray's C++ failure-signal handler (a stack
+    dump, then SIGABRT: exit 134) for SIGTERM; either would end a sweep without saving it, marking its runs,
+    or printing how to resume it. Installing the Python handler again also puts Python's C handler back.
     """
-    if threading.current_thread() is threading.main_thread():
-        handler = signal.getsignal(signal.SIGTERM)
-        if callable(handler):
-            signal.signal(signal.SIGTERM, handler)
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    ours = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if ours is not None:
+            signal.signal(signal.SIGTERM, ours)
 
 
 class Deferred:

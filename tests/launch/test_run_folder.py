@@ -197,6 +197,11 @@ def test_m7_sigterm_ends_a_tracked_local_run_killed_and_leaves_no_temporary_chec
 def test_resume_of_a_sweep_killed_before_it_saved_anything_starts_it(tmp_path, capsys):
     """SIGKILLed in its first seconds, a driver leaves no record: --resume then starts the sweep, saying so."""
     fresh = config(tmp_path)
+    assert not nothing_to_resume(fresh.layout)  # no folder at all: a typo, which --resume refuses (defect 16)
+    with pytest.raises(NotFound, match="no sweep to continue"), claimed(fresh, resume=True):
+        pass
+    fresh.layout.local_dir.mkdir(parents=True)  # what a driver killed in its first seconds leaves (its lock)
+    fresh.layout.lock_file.write_text("")
     assert nothing_to_resume(fresh.layout)
     assert "nothing of this sweep was saved" in capsys.readouterr().err
     with pytest.raises(NotFound, match="no sweep to continue"), claimed(fresh, resume=True):  # what it said

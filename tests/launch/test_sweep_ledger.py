@@ -75,3 +75,35 @@ def test_a_drawn_value_that_breaks_a_rule_between_keys_is_refused_before_the_swe
     assert not (tmp_path / "mlflow.db").exists()  # refused before the sweep's MLflow run or Ray started
     disjoint = {f"{SB}.start": {"uniform": [0.0, 0.5]}, f"{SB}.end": {"uniform": [0.6, 1.0]}}
     check_arms(ExperimentConfig.from_dict({**data, "sweep": {"space": disjoint, "num_samples": 6}}))
+
+
+def test_a_lost_trial_is_adopted_only_when_it_trained_the_same_config(tmp_path):
+    """Defect 2: adoption matched by arm alone, so a sweep under another config took the old trials' results."""
+    import json
+
+    from raycomp.launch.run_folder import training_config_digest
+    from raycomp.launch.sweep.ledger import CONFIG_DIGEST, lost_trial_folder
+
+    first = config([0.5])
+    arm = next(arm for arm in sweep_arms(first) if arm["variant"] == "method")
+    digest = training_config_digest(first)
+    other = training_config_digest(first.with_overrides({"optimizer.lr": 0.01}))
+    assert digest != other and digest == training_config_digest(config([0.5, 0.75], repeats=3))  # sweep: not
+    for trial, recorded in (("old", other), ("older", None), ("same", digest)):
+        folder = tmp_path / "sweep" / trial
+        folder.mkdir(parents=True)
+        params = {"arm": arm} | ({CONFIG_DIGEST: recorded} if recorded else {})
+        (folder / "params.json").write_text(json.dumps(params))
+    found = lost_trial_folder(str(tmp_path / "sweep"), arm, "new", digest)
+    assert found is not None and found.endswith("/same")
+    (tmp_path / "sweep" / "same" / "params.json").unlink()
+    assert lost_trial_folder(str(tmp_path / "sweep"), arm, "new", digest) is None
+
+
+def test_local_mode_trials_are_retried_by_tune_and_worker_groups_by_their_trainer():
+    """Defect 3: Tune was always given max_failures=0, so failure.max_failures did nothing in local mode."""
+    from raycomp.launch.sweep.tuner import trial_retries
+
+    local = config([0.5]).with_overrides({"failure.max_failures": 2, "scaling.num_workers": 0})
+    assert trial_retries(local) == 2
+    assert trial_retries(local.with_overrides({"scaling.num_workers": 2})) == 0

@@ -1,6 +1,8 @@
 import csv
 import json
 
+import pytest
+
 from raycomp.keys import WALL
 from raycomp.report.results_files import write_results
 from raycomp.report.summary import TrialRecord, best, format_table, summarize
@@ -55,3 +57,38 @@ def test_table_and_files(tmp_path):
     document = json.loads(json_path.read_text())
     assert document["best"]["trial_id"] == "t1" and len(document["trials"]) == 4
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_diverged_trial_is_flagged_never_best_and_its_json_stays_valid(tmp_path):
+    """Defect 14: a NaN or exploding loss was not flagged, `best` could name it, results.json held a bare NaN."""
+    from raycomp.report.configs import summarize_configs
+    from raycomp.report.results_files import read_results
+
+    def run(trial_id, config_id, repeat, losses, accuracy):
+        points = [
+            {"eval/accuracy": accuracy, WALL: 10.0 * (i + 1), "train/loss": loss} for i, loss in enumerate(losses)
+        ]
+        variant = "baseline" if config_id == "baseline" else "method"
+        return TrialRecord(trial_id, variant, {}, "TERMINATED", points, config_id=config_id, repeat=repeat)
+
+    trials = [
+        *(run(f"b{seed}", "baseline", seed, [2.0, 1.5], 0.6) for seed in range(3)),
+        *(run(f"n{seed}", "method-1", seed, [2.0, float("nan")], 0.9) for seed in range(3)),  # NaN loss
+        *(run(f"x{seed}", "method-2", seed, [2.0, 50.0], 0.95) for seed in range(3)),  # 25x its first loss
+        *(run(f"m{seed}", "method-3", seed, [2.0, 1.4], 0.61) for seed in range(3)),
+    ]
+    trials.append(TrialRecord("inf", "method", {}, "TERMINATED", [{"eval/accuracy": float("inf"), WALL: 1.0}]))
+    summaries = summarize(trials)
+    flagged = {s.trial_id for s in summaries if s.diverged}
+    assert flagged == {"n0", "n1", "n2", "x0", "x1", "x2"}
+    assert best(summaries).trial_id.startswith("m")  # the most accurate trials diverged
+    verdicts = summarize_configs([s for s in summaries if s.trial_id != "inf"])
+    assert {c.config_id: c.diverged for c in verdicts.configs}["method-2"] == (0, 1, 2)
+    assert verdicts.best not in ("method-1", "method-2")
+    assert "DIVERGED" in format_table(summaries, "eval/accuracy")
+    write_results(tmp_path, summaries, "eval/accuracy", "max", verdicts)
+    text = (tmp_path / "results.json").read_text()
+    document = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+    rows = {row["trial_id"]: row for row in document["trials"]}
+    assert rows["n0"]["diverged"] is True and rows["m0"]["diverged"] is False and rows["inf"]["eval/accuracy"] is None
+    assert {s.trial_id for s in read_results(tmp_path).trials if s.diverged} == flagged  # read back as written
