@@ -117,7 +117,12 @@ class MlflowServer:
         self.folder, self.port = folder, free_port()
         folder.mkdir(parents=True, exist_ok=True)
         self.uri = f"http://127.0.0.1:{self.port}"
-        self.log = open(folder / "server.log", "w")  # noqa: SIM115 - kept open while the server runs
+        self.start()
+
+    def start(self) -> None:
+        """Starts the server (again, after ``stop``: same port, same store) and waits until it answers."""
+        folder = self.folder
+        self.log = open(folder / "server.log", "a")  # noqa: SIM115 - kept open while the server runs
         command = [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(self.port)]
         command += ["--workers", "1", "--backend-store-uri", f"sqlite:///{folder / 'mlflow.db'}"]
         command += ["--artifacts-destination", str(folder / "artifacts")]

@@ -169,3 +169,36 @@ def test_h1_overlapping_ranges_build_every_valid_trial_and_refuse_only_the_inval
         assert trial.algorithms["selective_backprop"] == {"start": start, "end": end, "keep": 0.5}
     with pytest.raises(ConfigError, match="start < end"):
         trial_config(base, {"variant": keys.METHOD, "overrides": {f"{SB}.start": 0.85, f"{SB}.end": 0.3}})
+
+
+def test_a_missing_or_too_small_text_root_is_one_line_before_ray(tmp_path, capsys):
+    """Defects 7 and 17: a bad text_files root was found only inside every trial (27 tracebacks), and
+    raycomp.train with too little text gave a traceback and exit 1."""
+    from raycomp.train import main
+
+    lm = "name: lm\nmodel: {name: gpt, d_model: 32, n_layers: 1, n_heads: 2}\ndata:\n  name: text_files\n"
+    missing = write(tmp_path, lm + f"  root: {tmp_path / 'nowhere'}\n", "missing.yaml")
+    assert (
+        only_problem(missing)
+        == f"{missing}:5: data.root: data.root '{tmp_path / 'nowhere'}' is neither a file nor a folder"
+    )
+    (tmp_path / "tiny.txt").write_text("too little text")
+    tiny = write(tmp_path, lm + f"  root: {tmp_path / 'tiny.txt'}\n  seq_len: 64\n", "tiny.yaml")
+    assert "too few for one sequence of seq_len 64" in only_problem(tiny)
+    with pytest.raises(SystemExit) as exited:
+        main([str(tiny), "--set", f"storage_path={tmp_path / 'runs'}"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "data.root" in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists()  # refused before anything started
+
+
+def test_sweep_sizes_are_bounded(tmp_path):
+    """Defect 13: 10 M samples was a silent wait of about 48 minutes before the first trial."""
+    path = write(tmp_path, TINY + "sweep: {space: {" + SB + ".keep: {grid: [0.25, 0.5]}}}\n")
+    assert problems(path, "sweep.num_samples=10000000") == [
+        "--set sweep.num_samples=10000000: sweep.num_samples: must be in [1, 1000], got 10000000 (default: 1)"
+    ]
+    assert "must be in [1, 100]" in problems(path, "sweep.repeats=1000")[0]
+    (too_many,) = problems(path, "sweep.num_samples=1000", "sweep.repeats=10")
+    assert "sweep.num_samples: makes about 20,020 trials" in too_many and "more than 10,000" in too_many
+    load_experiment(path, ["sweep.num_samples=100", "sweep.repeats=10"])  # 2,020 trials: fine

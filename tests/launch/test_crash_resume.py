@@ -1,5 +1,6 @@
-"""Crash-proof sweeps: `python -m raycomp.tune` killed outright, stopped by Ctrl-C, or its Ray stopped under it,
-then `--resume`d, ends as an uninterrupted sweep does; `--extend` adds repeats to a finished sweep.
+"""Crash-proof sweeps: `python -m raycomp.tune` killed outright, stopped by Ctrl-C or SIGTERM, or its Ray stopped
+under it, then `--resume`d, ends as an uninterrupted sweep does; a trial killed outright is retried
+(`failure.max_failures`); `--extend` adds repeats to a finished sweep; a rerun that would mix configs is refused.
 
 Each sweep runs as a process of its own (in its own session, so SIGKILL to its group takes its private Ray
 with it). Trials train in the trial's process (num_workers 0) on CPU, so they are deterministic: the
@@ -43,6 +44,7 @@ def experiment(storage: Path, name: str, repeats: int = 2) -> Path:
         "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
         "scaling": {"num_workers": 0},
         "checkpoint": {"interval": "1ep"},
+        "failure": {"max_failures": 1},
         "storage_path": str(storage),
         "tracking": {"tracking_uri": f"sqlite:///{storage / 'mlflow.db'}"},
         "sweep": {"space": {KEEP: {"grid": [0.5]}}, "repeats": repeats, "max_concurrent_trials": 1},
@@ -168,10 +170,11 @@ def interrupt_every_way_then_resume(storage: Path) -> dict[tuple[str, int], dict
     folder = storage / "sweep"
     rng = random.Random(14)
     for step, (how, moment) in enumerate(
-        [("kill", rng.uniform(1.0, 6.0)), ("ctrl-c", 1), ("stop ray", 1), ("kill", rng.randint(1, 2))]
+        [("kill", rng.uniform(1.0, 6.0)), ("ctrl-c", 1), ("sigterm", 1), ("stop ray", 1), ("kill", rng.randint(1, 2))]
     ):
         before = trained_steps(storage, "sweep")
-        flags = ["--resume"] if step else []
+        # Killed before it made its folder, a sweep has nothing to resume: --resume would refuse it as a typo.
+        flags = ["--resume"] if step and folder.is_dir() else []
         # Once its GCS is gone the driver waits this long for it to come back before it exits (Ray's default: 60 s).
         process = start(path, *flags, env={"RAY_gcs_rpc_server_reconnect_timeout_s": "3"}, ctrl_c=how == "ctrl-c")
         if how == "kill" and step == 0:
@@ -186,16 +189,44 @@ def interrupt_every_way_then_resume(storage: Path) -> dict[tuple[str, int], dict
             os.kill(process.pid, signal.SIGINT)  # to the command alone, as a terminal's Ctrl-C reaches Python first
             assert finish(process) == 130, log_tail(process)
             assert "--resume" in log_tail(process) and not (folder / "results.json").exists()
+        elif how == "sigterm":  # what `timeout`, `kill` and batch schedulers send: as Ctrl-C, not exit 134
+            os.kill(process.pid, signal.SIGTERM)
+            assert finish(process) == 130, log_tail(process)
+            hint = f"python -m raycomp.tune {path} --no-report --resume"
+            assert hint in log_tail(process) and "Traceback" not in log_tail(process), log_tail(process)
+            assert "RUNNING" not in run_statuses(storage, "sweep"), run_statuses(storage, "sweep")
         else:
             stop_ray_of(process)
             assert finish(process) != 0, log_tail(process)
         after = trained_steps(storage, "sweep")
         assert all(after[run] == steps for run, steps in before.items()), f"a finished trial trained again ({how})"
     before = trained_steps(storage, "sweep")
-    run(path, "--resume")
+    process = start(path, "--resume")
+    assert wait_until(process, TIMEOUT, folder, checkpoints(folder) + 1), log_tail(process)
+    killed = kill_a_trial(process)  # the trial is retried from its checkpoint (failure.max_failures: 1)
+    assert finish(process) == 0, log_tail(process)
+    assert killed, "no trial process to kill: make the sweep longer"
     after = trained_steps(storage, "sweep")
     assert all(after[run] == steps for run, steps in before.items()), "a finished trial trained again"
     return final_metrics(storage, "sweep")
+
+
+def kill_a_trial(process: subprocess.Popen) -> bool:
+    """SIGKILLs the process of the trial running now (a local-mode trial trains in its Tune actor)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and process.poll() is None:
+        for child in psutil.Process(process.pid).children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if "ImplicitFunc.train" in " ".join(child.cmdline()):
+                    child.kill()
+                    return True
+        time.sleep(0.05)
+    return False
+
+
+def run_statuses(storage: Path, name: str) -> list[str]:
+    client = MlflowClient(f"sqlite:///{storage / 'mlflow.db'}")
+    return [run.info.status for run in client.search_runs([client.get_experiment_by_name(name).experiment_id])]
 
 
 def wait_until(process: subprocess.Popen, seconds: float, folder: Path | None = None, count: int = 0) -> bool:
@@ -230,6 +261,23 @@ def forget_last_trial(folder: Path) -> str:
     return lost
 
 
+def refuse_to_mix_configs(storage: Path, path: Path) -> None:
+    """A rerun under the sweep's name without --resume/--extend, even with a changed hyperparameter (defect 2),
+    and a --resume or --extend with another max_duration (defect 4): exit 2, one line, nothing trained."""
+    config = yaml.safe_load(path.read_text())
+    changed = storage / "changed.yaml"
+    changed.write_text(yaml.safe_dump({**config, "optimizer": {"lr": 0.01}}))
+    longer = storage / "longer.yaml"
+    longer.write_text(yaml.safe_dump({**config, "max_duration": "6ep"}))
+    cases = [(changed, [], "holds a sweep already; continue it with --resume"), (path, [], "holds a sweep already")]
+    cases += [(longer, [flag], 'max_duration: "2ep" -> "6ep"') for flag in ("--resume", "--extend")]
+    for file, flags, said in cases:
+        process = start(file, *flags)
+        assert finish(process) == 2, log_tail(process)
+        assert said in log_tail(process) and "Traceback" not in log_tail(process), log_tail(process)
+    assert json.loads((storage / "grown" / "training_config.json").read_text())["max_duration"] == "2ep"
+
+
 def grow_a_sweep(storage: Path) -> dict[tuple[str, int], dict[str, Any]]:
     """A sweep of one repeat, finished. `--resume`: the arm of a trial Tune's saved state lost trains in a new
     trial, which continues the lost one: from its final checkpoint, under its MLflow run, with its curve (before, it
@@ -239,6 +287,7 @@ def grow_a_sweep(storage: Path) -> dict[tuple[str, int], dict[str, Any]]:
     path = experiment(storage, "grown", repeats=1)
     run(path)
     finished, steps = final_metrics(storage, "grown"), trained_steps(storage, "grown")
+    refuse_to_mix_configs(storage, path)
     parents, children = sweep_runs(storage, "grown")
     assert len(children) == 2
     lost = forget_last_trial(storage / "grown")

@@ -50,6 +50,18 @@ def test_m4_a_second_process_on_the_same_name_is_refused_naming_the_holder(tmp_p
         pass
 
 
+def test_the_lock_file_names_its_holders_command_without_a_password(tmp_path, monkeypatch):
+    """Defect 5: `.raycomp.lock` and the refusal that quotes it held the tracking URI's password."""
+    argv = ["raycomp.tune", "x.yaml", "--set", "tracking.tracking_uri=http://alice:s3cretPW@127.0.0.1:5055"]
+    monkeypatch.setattr(sys, "argv", argv)
+    lock = tmp_path / ".raycomp.lock"
+    with RunLock(lock):
+        assert "s3cretPW" not in lock.read_text() and "alice:***@127.0.0.1:5055" in lock.read_text()
+        with pytest.raises(RunConflict) as refused, RunLock(lock):
+            pass
+    assert "s3cretPW" not in str(refused.value) and "alice:***@" in str(refused.value)
+
+
 @pytest.mark.spawns
 def test_m4_the_lock_is_released_when_its_holder_is_killed(tmp_path):
     lock = tmp_path / "runs" / "claimed" / ".raycomp.lock"

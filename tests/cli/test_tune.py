@@ -1,0 +1,53 @@
+"""`python -m raycomp.tune`'s own lines: the resume command after any interruption (defect 15)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from raycomp.cli import tune
+
+
+def test_the_resume_hint_keeps_every_flag_and_no_password():
+    uri = "tracking.tracking_uri=http://alice:pw@host:5000"
+    args = tune.parse_args(["my exp.yaml", "--set", uri, "--no-report", "--address", "10.0.0.1:6379"])
+    hint = tune.resume_hint(args)
+    command = (
+        "python -m raycomp.tune 'my exp.yaml' --set tracking.tracking_uri=http://alice:***@host:5000 --no-report "
+        "--address 10.0.0.1:6379 --resume"
+    )
+    assert hint.splitlines() == ["continue it with:", f"  {command}"]
+
+
+def test_a_second_ctrl_c_still_prints_the_resume_command_and_ends_the_sweep_run_killed(tmp_path, monkeypatch, capsys):
+    """The second Ctrl-C lands outside Tune's handler: before, it printed `interrupted` and no way on."""
+    from mlflow import MlflowClient
+
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump({"name": "twice", "storage_path": str(tmp_path / "runs"), "sweep": {}}))
+
+    def interrupted_twice(*args, **kwargs):
+        raise KeyboardInterrupt  # what the second Ctrl-C raises while Tune saves the sweep
+
+    monkeypatch.setattr(tune, "sweep", interrupted_twice)
+    assert tune.main([str(path), "--no-report"]) == 130
+    err = capsys.readouterr().err
+    assert f"python -m raycomp.tune {path} --no-report --resume" in err and err.rstrip().endswith("interrupted")
+    client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
+    (run,) = client.search_runs([client.get_experiment_by_name("twice").experiment_id])
+    assert run.info.status == "KILLED"
+
+
+@pytest.mark.parametrize("damage", [b"", b"not a pickle"])
+def test_a_damaged_saved_sweep_state_is_one_line(tmp_path, local_ray, damage):
+    """Defect 12: a damaged tuner.pkl gave a raw traceback and exit 1."""
+    from raycomp.config import ExperimentConfig
+    from raycomp.errors import RunConflict
+    from raycomp.launch.sweep.tuner import restore_tuner
+
+    folder = tmp_path / "sweep"
+    folder.mkdir()
+    (folder / "tuner.pkl").write_bytes(damage)
+    config = ExperimentConfig.from_dict({"name": "sweep", "storage_path": str(tmp_path), "sweep": {}})
+    with pytest.raises(RunConflict, match=r"saved state in .*sweep cannot be read .*another name"):
+        restore_tuner(config, str(folder))
