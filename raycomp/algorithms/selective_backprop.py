@@ -182,7 +182,7 @@ class SelectiveBackprop(Algorithm):
         elapsed = state.get_elapsed_duration().value
         return should_selective_backprop(elapsed, state.batch_idx, self.start, self.end, self.interrupt)
 
-    def apply(self, event: Event, state: State, logger: Logger) -> None:
+    def apply(self, event: Event, state: State, logger: Logger | None = None) -> None:
         if event is Event.INIT:
             self._loss_fn = state.model.loss
             return
@@ -203,6 +203,8 @@ class SelectiveBackprop(Algorithm):
         self.full_batches.keep(input, target)
         self.last_num_samples, self.last_num_kept = input.shape[0], kept[0].shape[0]
         self.last_selection_s = time.perf_counter() - start
+        if logger is None:  # called by hand, as Composer's seed example does
+            return
         logger.log_metrics(
             {
                 "selective_backprop/fraction_kept": self.last_num_kept / self.last_num_samples,

@@ -68,7 +68,10 @@ def _train(config: ExperimentConfig, args: argparse.Namespace, resume: tuple[Res
     print(json.dumps(shown, indent=2, sort_keys=True))
     print(f"checkpoints: {config.layout.run_dir}")
     if run is not None:
+        from raycomp.tracking.experiment_page import how_to_open
+
         print(f"MLflow run {run.ref.run_id} at {redacted_uri(run.ref.tracking_uri)}")
+        print("\n".join(how_to_open(run.ref, *config.objective)))
         if metrics.get(TRACKING_FAILURES):
             print(f"warning: {metrics[TRACKING_FAILURES]:.0f} MLflow sends failed; see the messages above")
     return 0

@@ -82,7 +82,10 @@ def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
         print(resume_hint(args), file=sys.stderr)
         raise
     if run is not None:
+        from raycomp.tracking.experiment_page import how_to_open
+
         print(f"MLflow: parent run {run.ref.run_id} at {redacted_uri(run.ref.tracking_uri)}")
+        print("\n".join(how_to_open(run.ref, *config.objective)))
     return code
 
 

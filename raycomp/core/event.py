@@ -47,11 +47,13 @@ class Event(Enum):
 
     @property
     def is_before_event(self) -> bool:
-        return "before" in self.value.split("_")
+        """A ``before_*`` event, as Composer's (the evaluation loop's ``EVAL_BEFORE_*`` are not)."""
+        return self.value.startswith("before_")
 
     @property
     def is_after_event(self) -> bool:
-        return "after" in self.value.split("_")
+        """An ``after_*`` event, as Composer's: ``EVAL_AFTER_FORWARD`` is an evaluation event, not one."""
+        return self.value.startswith("after_")
 
     @property
     def is_eval(self) -> bool:

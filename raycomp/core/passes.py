@@ -6,7 +6,9 @@ before the FILO reversal, so on ``AFTER_DATALOADER`` (an ``after_`` event) Selec
 running last, after the augmentations it must precede; this order fixes that.
 
 The pins are declared by the algorithms themselves (``Algorithm.first_on`` / ``last_on``), so this
-module imports no algorithm: SelectiveBackprop sets ``first_on = {AFTER_DATALOADER}``.
+module imports no algorithm: SelectiveBackprop sets ``first_on = {AFTER_DATALOADER}``, FusedLayerNorm
+``last_on = {INIT}``. Composer's pass names (the seed page) are kept: ``sort_selective_backprop_first``
+and ``sort_fused_layernorm_last`` are those two pins.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ def sort_to_back(list_to_sort: Sequence[T], cls: type | tuple[type, ...]) -> lis
 
 
 def set_filo_order(algorithms: Sequence[Algorithm], event: Event) -> list[Algorithm]:
-    """Reverse the order on ``after_*`` events (ABCD, then DCBA) so algorithms can undo their changes."""
+    """Reverse the order on ``after_*`` events (ABCD on ``BEFORE_LOSS``, DCBA on ``AFTER_LOSS``) so algorithms
+    can undo their changes. As in Composer, only events whose name begins with ``after_``: the evaluation
+    loop's ``EVAL_AFTER_*`` and the ``*_START``/``*_END`` events keep the order."""
     return list(reversed(algorithms)) if event.is_after_event else list(algorithms)
 
 
@@ -49,10 +53,25 @@ def sort_first_on(algorithms: Sequence[Algorithm], event: Event) -> list[Algorit
 def sort_last_on(algorithms: Sequence[Algorithm], event: Event) -> list[Algorithm]:
     """Algorithms whose ``last_on`` holds ``event`` run last.
 
-    No raycomp algorithm declares one yet. It is kept for FusedLayerNorm (issue 15), which must see every
-    LayerNorm that other surgeries add on INIT, as Composer's ``sort_fused_layernorm_last`` does.
+    FusedLayerNorm declares ``INIT``: it must see every LayerNorm that other surgeries (GatedLinearUnits)
+    add there.
     """
     return sorted(algorithms, key=lambda algorithm: event in algorithm.last_on)
+
+
+def sort_selective_backprop_first(algorithms: Sequence[Algorithm], event: Event) -> list[Algorithm]:
+    """Selective Backprop should run before any algorithms modify the loss (Composer's pass).
+
+    It ranks the batch by a clean loss on ``AFTER_DATALOADER``, so it runs before any augmentation (MixUp)
+    there; SelectiveBackprop declares that event in ``first_on``, which this pass honours.
+    """
+    return sort_first_on(algorithms, event)
+
+
+def sort_fused_layernorm_last(algorithms: Sequence[Algorithm], event: Event) -> list[Algorithm]:
+    """FusedLayerNorm should run after other algorithms that add LayerNorms (e.g. GatedLinearUnits), so
+    that every LayerNorm becomes a fused one (Composer's pass); FusedLayerNorm declares ``last_on = {INIT}``."""
+    return sort_last_on(algorithms, event)
 
 
 def warn_if_multiple_loss_interpolation(algorithms: Sequence[Algorithm], event: Event) -> list[Algorithm]:
@@ -68,4 +87,9 @@ def warn_if_multiple_loss_interpolation(algorithms: Sequence[Algorithm], event: 
 
 
 def default_passes() -> list[AlgorithmPass]:
-    return [set_filo_order, sort_first_on, sort_last_on, warn_if_multiple_loss_interpolation]
+    return [
+        set_filo_order,
+        sort_selective_backprop_first,
+        sort_fused_layernorm_last,
+        warn_if_multiple_loss_interpolation,
+    ]

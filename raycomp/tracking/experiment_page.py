@@ -13,6 +13,7 @@ No mlflow import: the client is passed in, and the addresses are plain strings.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -38,6 +39,24 @@ def training_runs_url(ref: RunRef, metric: str, mode: str) -> str | None:
     if urlsplit(ref.tracking_uri).scheme not in ("http", "https"):
         return None
     return f"{redacted_uri(ref.tracking_uri).rstrip('/')}/{training_runs_page(ref.experiment_id, metric, mode)}"
+
+
+UI_PORT = 5000  # mlflow ui's default
+
+
+def how_to_open(ref: RunRef, metric: str, mode: str) -> list[str]:
+    """The lines a CLI closes with: the runs page on the tracking server, or, for a SQLite store (no UI of its
+    own), the ``mlflow ui`` command that serves it and the page to open there."""
+    url = training_runs_url(ref, metric, mode)
+    if url is not None:
+        return [f"MLflow: the runs at {url}"]
+    uri = redacted_uri(ref.tracking_uri)
+    page = f"http://127.0.0.1:{UI_PORT}/{training_runs_page(ref.experiment_id, metric, mode)}"
+    return [
+        "MLflow: to see the runs, start its UI on this store:",
+        f"  mlflow ui --backend-store-uri {shlex.quote(uri)} --port {UI_PORT}",
+        f"  and open {page}",
+    ]
 
 
 def mark_training_experiment(client: Any, experiment: Any, metric: str, mode: str) -> None:

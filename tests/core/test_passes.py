@@ -155,3 +155,50 @@ def test_register_pass_appends_at_index_minus_one_as_in_composer():
     engine = Engine(State(tiny_model(), "1ep"))
     engine.register_pass(noop_pass, index=-1)  # list.insert(-1, ...) would put it before the last default
     assert engine.algorithm_passes[-1] is noop_pass and engine.algorithm_passes[:-1] == default_passes()
+
+
+def test_the_seed_pages_passes_are_importable_and_do_what_it_says():
+    """The passes seed page names sort_selective_backprop_first and sort_fused_layernorm_last; its example pass
+    (`run_last`) runs as written."""
+    from collections.abc import Sequence
+
+    from raycomp.algorithms import FusedLayerNorm
+    from raycomp.core.passes import sort_fused_layernorm_last, sort_selective_backprop_first
+
+    class MyAlgorithm(Algorithm):
+        def match(self, event, state):
+            return True
+
+        def apply(self, event, state, logger):
+            pass
+
+    def run_last(algorithms: Sequence[Algorithm], event: Event) -> Sequence[Algorithm]:
+        algorithms = sorted(algorithms, key=lambda x: isinstance(x, MyAlgorithm))
+        return algorithms
+
+    a, sb, fused, mine = make_algorithm("A"), SelectiveBackprop(), FusedLayerNorm(), MyAlgorithm()
+    assert run_last([mine, a], Event.INIT) == [a, mine]
+    assert sort_selective_backprop_first([a, sb], Event.AFTER_DATALOADER) == [sb, a]
+    assert sort_selective_backprop_first([a, sb], Event.BEFORE_LOSS) == [a, sb]
+    assert sort_fused_layernorm_last([fused, a], Event.INIT) == [a, fused]
+    assert sort_fused_layernorm_last([fused, a], Event.FIT_START) == [fused, a]
+    names = [p.__name__ for p in default_passes()]
+    assert names[:3] == ["set_filo_order", "sort_selective_backprop_first", "sort_fused_layernorm_last"]
+
+
+def test_the_evaluation_loops_events_keep_their_order_as_in_composer():
+    algorithms = [make_algorithm(n) for n in "ABC"]
+    for event in (Event.EVAL_AFTER_FORWARD, Event.EVAL_AFTER_ALL, Event.EVAL_BEFORE_ALL):
+        assert run_order(algorithms, event) == list("ABC")
+    assert run_order(algorithms, Event.AFTER_FORWARD) == list("CBA")
+
+
+def test_selective_backprop_applies_without_a_logger_as_composers_example_does():
+    import torch
+
+    sb = SelectiveBackprop(start=0.0, end=1.0, keep=0.5, interrupt=0)
+    state = State(tiny_model(), "1ep", algorithms=[sb])
+    sb.apply(Event.INIT, state)
+    state.batch = (torch.randn(8, 3, 32, 32), torch.randint(0, 2, (8,)))
+    sb.apply(Event.AFTER_DATALOADER, state, logger=None)
+    assert state.batch[0].shape[0] == 4 and sb.last_num_kept == 4

@@ -46,6 +46,18 @@ def test_the_runs_page_sorts_by_the_sweeps_metric():
     assert url == "http://alice:***@host:5000/" + training_runs_page("7", "eval/loss", "min")
 
 
+def test_the_clis_closing_lines_say_how_to_open_the_runs(tmp_path):
+    """A SQLite store has no UI of its own: the closing lines give the `mlflow ui` command and the page."""
+    from raycomp.tracking.experiment_page import how_to_open
+
+    database = tmp_path / "my runs" / "mlflow.db"
+    lines = how_to_open(RunRef(f"sqlite:///{database}", "3", "r"), "eval/accuracy", "max")
+    assert lines[1] == f"  mlflow ui --backend-store-uri 'sqlite:///{database}' --port 5000"
+    assert lines[2] == "  and open http://127.0.0.1:5000/" + training_runs_page("3", "eval/accuracy", "max")
+    (served,) = how_to_open(RunRef("http://alice:pw@host:5000", "3", "r"), "eval/loss", "min")
+    assert served == "MLflow: the runs at http://alice:***@host:5000/" + training_runs_page("3", "eval/loss", "min")
+
+
 def test_experiments_are_tagged_once_and_what_is_there_is_kept(tmp_path):
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
     with sweep_run(sweep_config(tmp_path, client.tracking_uri), None, resume=False) as parent:
