@@ -94,6 +94,12 @@ def build_trainer(
     model = build_model_for(config)
     optimizer = build_optimizer(config, model)
     scheduler = build_scheduler(config)
+    if config.profile is not None:  # first, so that at FIT_END its trace is written before others read it
+        from raycomp.profiling import TorchProfiler
+
+        folder = Path(save_folder or config.layout.run_dir) / "profile"
+        profile = config.profile
+        callbacks = [TorchProfiler(folder, wait=profile.wait, warmup=profile.warmup, active=profile.active), *callbacks]
     return Trainer(
         model,
         train_loader,

@@ -29,6 +29,7 @@ from raycomp.config.sections import (
     FailureConfig,
     ModelConfig,
     OptimizerConfig,
+    ProfileConfig,
     ScalingConfig,
     ScheduleConfig,
     Section,
@@ -73,6 +74,7 @@ class ExperimentConfig(Section):
     scaling: ScalingConfig = Field(default_factory=ScalingConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
     failure: FailureConfig = Field(default_factory=FailureConfig)
+    profile: ProfileConfig | None = None
     storage_path: str = Field("./runs", min_length=1)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     sweep: SweepConfig | None = None

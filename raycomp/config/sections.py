@@ -218,6 +218,15 @@ class CheckpointConfig(Section):
     num_to_keep: int | None = Field(2, ge=1)
 
 
+class ProfileConfig(Section):
+    """A ``torch.profiler`` trace of ``active`` training batches after ``wait`` skipped and ``warmup`` dropped
+    ones, saved beside the checkpoints (``profile/``) and attached to the MLflow run (``raycomp/profiling.py``)."""
+
+    wait: int = Field(1, ge=0)
+    warmup: int = Field(1, ge=0)
+    active: int = Field(3, ge=1, le=100)
+
+
 class FailureConfig(Section):
     max_failures: int = Field(0, ge=-1)  # -1 retries forever, as in Ray
 

@@ -89,6 +89,8 @@ class State:
         self.stop_requested = False
         # What each algorithm cost where it ran; the Engine adds to it, callbacks (result reports) read it.
         self.trace_summary = TraceSummary()
+        # The running torch.profiler.profile while a profiler callback records (raycomp/profiling.py), else None.
+        self.profiler: Any = None
 
     # -- duration -------------------------------------------------------------------------------
     @property

@@ -42,7 +42,7 @@ from raycomp.scratch import remove_abandoned
 
 # Sections and keys that change where, how long or how a run is watched, not what its checkpoints hold.
 NOT_TRAINING = frozenset(
-    {"name", "storage_path", "tracking", "scaling", "checkpoint", "failure", "eval"}
+    {"name", "storage_path", "tracking", "scaling", "checkpoint", "failure", "eval", "profile"}
     | {"data.root", "data.num_workers", "data.eval_batch_size"}
     | {"sweep.max_concurrent_trials", "sweep.accuracy_tolerance"}  # how many at once; how verdicts judge
 )
