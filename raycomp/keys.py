@@ -56,3 +56,12 @@ BEST_VALUE_TAG = "raycomp.checkpoint.best_value"
 RESUMED_FROM_TAG = "raycomp.resumed_from"
 ALGORITHMS_TAG = "raycomp.algorithms"  # the algorithms a run trained with, comma-separated ("none")
 RETRAINED_FROM_TAG = "raycomp.retrained_from_step"  # a run trained steps it had logged already (a resume)
+EXPERIMENT_FILE_TAG = "raycomp.experiment_file"  # the YAML a sweep or run was started from
+# A sweep's verdicts: on the parent run, the control's verdict, the noise floor and the best configuration;
+# on each trial's run, its configuration's verdict and speed-up with its interval (raycomp.speedup, ...).
+CONTROL_VERDICT_TAG = "raycomp.control_verdict"
+NOISE_FLOOR_TAG = "raycomp.noise_floor"
+BEST_CONFIG_TAG = "raycomp.best_config"
+VERDICT_TAG = "raycomp.verdict"
+SPEEDUP_TAG_PREFIX = "raycomp."  # + speedup, speedup_ci_low, speedup_ci_high
+LR_METRIC = "trainer/lr"

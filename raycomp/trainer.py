@@ -275,7 +275,7 @@ class Trainer:
             self._step_schedulers()
         if self.logger.destinations:
             lr = state.optimizers[0].param_groups[0]["lr"]
-            self.logger.log_metrics({"train/loss": state.loss.item(), "trainer/lr": lr}, state.step)
+            self.logger.log_metrics({"train/loss": state.loss.item(), keys.LR_METRIC: lr}, state.step)
         engine.run_event(Event.BATCH_END)
 
     def _step_schedulers(self) -> None:

@@ -169,16 +169,17 @@ def verdict_records(
     columns = list(CONFIG_COLUMNS)
     table = (columns, [[row[column] for column in columns] for row in rows])
     parent_tags = {
-        "raycomp.control_verdict": str(verdicts.control),
-        "raycomp.noise_floor": str(verdicts.noise_floor),
-        "raycomp.best_config": str(verdicts.best),
+        keys.CONTROL_VERDICT_TAG: str(verdicts.control),
+        keys.NOISE_FLOOR_TAG: str(verdicts.noise_floor),
+        keys.BEST_CONFIG_TAG: str(verdicts.best),
     }
     by_config = {row["config_id"]: row for row in rows}
     trial_tags = {}
     for trial in summaries:
         row = by_config.get(trial.config_id or trial.trial_id, {})
-        tags = {keys.CONFIG_ID_TAG: str(trial.config_id), "raycomp.verdict": str(row.get("verdict"))}
-        tags |= {f"raycomp.{key}": str(row.get(key)) for key in ("speedup", "speedup_ci_low", "speedup_ci_high")}
+        tags = {keys.CONFIG_ID_TAG: str(trial.config_id), keys.VERDICT_TAG: str(row.get("verdict"))}
+        speedups = ("speedup", "speedup_ci_low", "speedup_ci_high")
+        tags |= {keys.SPEEDUP_TAG_PREFIX + key: str(row.get(key)) for key in speedups}
         trial_tags[trial.trial_id] = tags
     return table, parent_tags, trial_tags
 

@@ -115,7 +115,7 @@ class EvalReportCallback(Callback):
             keys.STEP: state.timestamp.batch,
             "samples": state.timestamp.sample,
             "throughput/samples_per_s": samples / seconds if seconds else 0.0,
-            "trainer/lr": state.optimizers[0].param_groups[0]["lr"] if state.optimizers else None,
+            keys.LR_METRIC: state.optimizers[0].param_groups[0]["lr"] if state.optimizers else None,
             keys.FINISHED: final,
             keys.MACHINE: machine(state.device),  # where these times were measured, for the speed-up report
             keys.HOST_LOAD: os.getloadavg()[0],  # how busy the machine was: the noise behind these times

@@ -24,8 +24,8 @@ TRACE_TABLE = "traces.json"
 TRACE_COLUMNS = ["algorithm", "event", "count", "total_s", "mean_s", "exit_codes"]
 CHECKPOINTS = "checkpoints"
 # Sent through the Trainer's Logger already (every step; eval/* at each evaluation); the step is MLflow's axis.
-_PER_STEP = {"trainer/lr", keys.STEP}
-_EVERY_STEP = "trainer/lr"  # the Trainer logs it at every step: its history says how far a run got
+_PER_STEP = {keys.LR_METRIC, keys.STEP}
+_EVERY_STEP = keys.LR_METRIC  # the Trainer logs it at every step: its history says how far a run got
 
 
 class MlflowCallback(Callback):

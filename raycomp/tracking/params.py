@@ -25,7 +25,7 @@ def environment_tags(experiment_file: str | None) -> dict[str, str]:
     """Versions of raycomp and the stack, the experiment file and, in a git checkout, its commit."""
     tags = {f"raycomp.version.{name}": _version(name) for name in _VERSIONED}
     if experiment_file:
-        tags["raycomp.experiment_file"] = str(experiment_file)
+        tags[keys.EXPERIMENT_FILE_TAG] = str(experiment_file)
         tags["mlflow.source.name"] = str(experiment_file)
         commit = _git_commit(Path(experiment_file).resolve().parent)
         if commit:
