@@ -10,8 +10,6 @@ import dataclasses
 import os
 from pathlib import Path
 
-from raycomp import keys
-
 MLFLOW_DB = "mlflow.db"
 MLFLOW_ARTIFACTS = "mlartifacts"
 TRIAL_HISTORY = "history.jsonl"  # in a Tune trial's folder: every result the trial reported, written by the trial
@@ -59,18 +57,6 @@ class RunLayout:
     def resume_dir(self) -> Path:
         """Where ``--resume-from`` downloads a checkpoint on the driver."""
         return self.local_dir / "resume_from"
-
-    @property
-    def report_dir(self) -> Path:
-        return self.local_dir / "report"
-
-    @property
-    def results_json(self) -> Path:
-        return self.local_dir / keys.RESULTS_JSON
-
-    @property
-    def results_csv(self) -> Path:
-        return self.local_dir / keys.RESULTS_CSV
 
     @property
     def lock_file(self) -> Path:

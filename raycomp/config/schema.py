@@ -42,7 +42,7 @@ from raycomp.config.workload import eval_metric_problems, metric_num_classes, mo
 from raycomp.core.evaluator import build_metric
 from raycomp.core.time import Time, TimeUnit
 from raycomp.errors import ConfigError
-from raycomp.layout import RunLayout, resolved_storage
+from raycomp.layout import RunLayout
 
 if TYPE_CHECKING:
     from torchmetrics import Metric
@@ -141,10 +141,6 @@ class ExperimentConfig(Section):
     def layout(self) -> RunLayout:
         """Where this experiment's runs, results and report go."""
         return RunLayout.of(self.storage_path, self.name)
-
-    def resolved_storage_path(self) -> str:
-        """``storage_path`` made absolute against the current working directory (URIs are kept as they are)."""
-        return resolved_storage(self.storage_path)
 
     # -- building and changing configs --
 

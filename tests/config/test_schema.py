@@ -31,7 +31,7 @@ def test_full_yaml(tmp_path):
     assert config.scaling.gpus_per_worker == 0 and config.scaling.worker_gpus == 1  # use_gpu means one each
     assert config.scaling.resources_per_worker == {"CPU": 1.0, "GPU": 1.0}
     assert config.sweep.scheduler.grace_period == 2 and config.sweep.swept_algorithms() == ["selective_backprop"]
-    assert config.resolved_storage_path() == str(Path.cwd() / "runs" / "sb")
+    assert config.layout.storage == str(Path.cwd() / "runs" / "sb")
     (algorithm,) = config.build_algorithms()
     assert isinstance(algorithm, SelectiveBackprop)
     assert (algorithm.start, algorithm.keep, algorithm.end) == (0.3, 0.5, 0.9)
@@ -187,7 +187,5 @@ def test_objective_comes_from_the_sweep_or_the_default(tmp_path):
 def test_layout_and_storage_path(tmp_path):
     config = ExperimentConfig.from_dict({"name": "sb", "storage_path": "runs/x"})
     assert config.layout == RunLayout.of("runs/x", "sb") and config.layout.run_dir == str(Path.cwd() / "runs/x/sb")
-    assert config.resolved_storage_path() == str(Path.cwd() / "runs" / "x")
-    assert (
-        ExperimentConfig.from_dict({"storage_path": "s3://bucket/runs"}).resolved_storage_path() == "s3://bucket/runs"
-    )
+    assert config.layout.storage == str(Path.cwd() / "runs" / "x")
+    assert ExperimentConfig.from_dict({"storage_path": "s3://bucket/runs"}).layout.storage == "s3://bucket/runs"
