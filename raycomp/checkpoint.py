@@ -18,13 +18,13 @@ import contextlib
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from raycomp.atomic_files import atomic_writer
 from raycomp.checkpoint_format import check_payload, checkpoint_payload
 from raycomp.core.algorithm import Algorithm, class_path, registered_algorithm
 from raycomp.core.callback import Callback
@@ -43,20 +43,9 @@ LATEST = "latest.pt"
 
 
 def atomic_save(obj: Any, path: Path) -> None:
-    """Write to a temporary file beside ``path``, fsync, then rename: a crash leaves the old file whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as file:
-            torch.save(obj, file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
+    """``torch.save`` written whole (``atomic_files``): a crash leaves the old file as it was."""
+    with atomic_writer(path) as file:
+        torch.save(obj, file)
 
 
 def save_to_folder(state: State, folder: str | Path) -> Path:
@@ -238,12 +227,3 @@ class CheckpointSaver(Callback):
         self._last_saved_batch = state.step
         while 0 < self.num_checkpoints_to_keep < len(self.saved):
             self.saved.pop(0).unlink(missing_ok=True)
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):  # not every filesystem lets a directory be opened
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

@@ -11,13 +11,14 @@ wrote, which the MLflow callback attaches to the run at ``FIT_END``.
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 
 import torch
 
+from raycomp.atomic_files import atomic_write_bytes
 from raycomp.core import Callback, Logger, State
+from raycomp.scratch import scratch_folder
 
 
 class TorchProfiler(Callback):
@@ -56,7 +57,7 @@ class TorchProfiler(Callback):
         """The trace, written under a staging name and renamed whole (a crash leaves no half trace)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.folder / f"trace-rank{self._rank}-{uuid.uuid4().hex[:8]}.pt.trace.json"
-        staging = path.with_name(f".{path.name}.tmp")
-        profile.export_chrome_trace(str(staging))
-        os.replace(staging, path)
+        with scratch_folder("raycomp-trace-") as scratch:  # torch writes the trace to a path of its own
+            profile.export_chrome_trace(str(scratch / path.name))
+            atomic_write_bytes(path, (scratch / path.name).read_bytes())
         self.trace_files.append(path)

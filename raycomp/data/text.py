@@ -21,12 +21,13 @@ import json
 import os
 import sys
 import sysconfig
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 import torch
 from torch.utils.data import Dataset
+
+from raycomp.atomic_files import atomic_writer
 
 VOCAB_SIZE = 256
 VAL_FRACTION = 0.1
@@ -170,16 +171,9 @@ def default_cache_dir() -> Path:
 
 
 def _save_atomically(payload: dict[str, torch.Tensor], path: Path) -> None:
-    """Written beside ``path`` and renamed over it, so a concurrent reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as f:
-            torch.save(payload, f)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    """Written whole (``atomic_files``), so a concurrent reader never sees half a file."""
+    with atomic_writer(path) as file:
+        torch.save(payload, file)
 
 
 def _path_hash(relative_path: str, salt: str) -> int:

@@ -4,11 +4,11 @@ only, when a figure is drawn."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from raycomp import keys
+from raycomp.atomic_files import atomic_writer
 from raycomp.report.analysis import REFERENCES, baseline_config, described, has_point, trace_totals
 from raycomp.report.configs import ConfigSummary, SweepVerdicts
 from raycomp.report.sweep import Sweep
@@ -155,6 +155,5 @@ def traces(sweep: Sweep, path: Path) -> Path | None:
 
 def save(figure: Any, path: Path) -> None:
     """Written whole or not at all: a crash mid-write leaves the previous report's file in place."""
-    staging = path.with_name(f".{path.name}.tmp")
-    figure.savefig(staging, dpi=DPI, format="png")
-    os.replace(staging, path)
+    with atomic_writer(path) as file:
+        figure.savefig(file, dpi=DPI, format="png")

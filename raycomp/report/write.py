@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from raycomp import keys
+from raycomp.atomic_files import atomic_write_text
 from raycomp.errors import one_line
 from raycomp.report import page, pareto, plots
 from raycomp.report.configs import SweepVerdicts
@@ -36,9 +36,7 @@ def write_report(sweep: Sweep, folder: str | Path) -> list[Path]:
     if images["traces"] is None and stale.exists():  # an earlier report's, not this sweep's
         stale.unlink()
     html = folder / keys.REPORT_HTML
-    staging = folder / f".{keys.REPORT_HTML}.tmp"
-    staging.write_text(page.render(sweep, images), encoding="utf-8")
-    os.replace(staging, html)  # whole or not at all
+    atomic_write_text(html, page.render(sweep, images))  # whole or not at all
     return [path for path in images.values() if path is not None] + [html]
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import time
 import urllib.error
@@ -27,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 from mlflow.entities import Metric, RunTag
 from mlflow.utils.validation import MAX_METRICS_PER_BATCH
 
+from raycomp.atomic_files import atomic_write_text
 from raycomp.errors import one_line
 from raycomp.scratch import scratch_folder
 from raycomp.tracking.ref import RunRef, redacted_uri
@@ -88,11 +88,8 @@ class BatchedClient:
         if not self._points:
             path.unlink(missing_ok=True)
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         lines = (json.dumps([m.key, m.value, m.timestamp, m.step]) for m in self._points)
-        staging.write_text("\n".join(lines) + "\n")
-        os.replace(staging, path)
+        atomic_write_text(path, "\n".join(lines) + "\n")
 
     def load_spilled(self, path: Path) -> int:
         """Buffers the points an earlier process spilled to ``path`` (sent with the next flush); their count."""
