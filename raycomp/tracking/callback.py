@@ -74,7 +74,9 @@ class MlflowCallback(Callback):
     # -- loop hooks ------------------------------------------------------------------------------------
 
     def fit_end(self, state: State, logger: Logger) -> None:
-        for callback in state.callbacks:  # a profiler's traces (raycomp/profiling.py), written at its FIT_END
+        for callback in getattr(
+            state, "callbacks", ()
+        ):  # a profiler's traces (raycomp/profiling.py), written at its FIT_END
             for path in getattr(callback, "trace_files", ()):
                 self.client.log_artifact(path, "profile")
         if not self._flush() and self.spill_file is not None:
