@@ -92,14 +92,10 @@ def _own_history(trial_folder: str) -> list[dict[str, Any]]:
 def unfinished(results: tune.ResultGrid) -> int:
     """Trials neither finished, stopped by the scheduler, nor failed: a Ctrl-C left them for ``--resume``.
 
-    A trial's own last report says it trained to its end (``keys.FINISHED``) even where Tune's ``done`` mark
-    is missing: a saved sweep state can hold the final report without it (seen on a loaded machine, when a
-    finished sweep was resumed to send what an MLflow outage kept back)."""
-    return sum(
-        1
-        for result in results
-        if not result.error and not any((result.metrics or {}).get(key) for key in ("done", keys.FINISHED))
-    )
+    Read from the trials' statuses (Tune marks a trial its scheduler stopped TERMINATED too), not from the
+    ``done`` mark of their last results: a restored sweep's saved state can hold a finished trial's last
+    result without it (seen on a loaded machine, resuming a finished sweep after an MLflow outage)."""
+    return len(results) - results.num_terminated - results.num_errors
 
 
 def _status(result: tune.Result, history: list[dict[str, Any]]) -> str:
