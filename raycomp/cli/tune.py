@@ -100,7 +100,7 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
 
     init_ray(args.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
     outcome = run_sweep(config, parent, resume=args.resume, extend=args.extend)
-    if outcome.unfinished:  # Ctrl-C or SIGTERM: Tune saved the sweep's state and returned
+    if outcome.interrupted:  # Ctrl-C or SIGTERM: Tune saved the sweep's state and returned
         print(f"sweep interrupted with {outcome.unfinished} trials unfinished")
         print(resume_hint(args))
         return EXIT_INTERRUPTED

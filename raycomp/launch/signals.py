@@ -9,10 +9,13 @@ run KILLED and remove the temporary folders, and a sweep's Tune saves its state 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
 from types import FrameType
+
+from raycomp.process_env import environment
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -86,3 +89,29 @@ def interrupts_deferred() -> Iterator[Deferred]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def tune_interrupts() -> Iterator[Deferred]:
+    """While Tune runs: the first Ctrl-C (or SIGTERM, which acts as it) asks Tune to stop and save the sweep,
+    and is noted, so the caller knows for sure that the sweep was interrupted (Tune returns the same results
+    either way, and its trials' statuses after its cleanup do not tell); a second one raises
+    ``KeyboardInterrupt`` at once. Tune's own Ctrl-C handler is switched off (``TUNE_DISABLE_SIGINT_HANDLER``)
+    and asked through the SIGUSR1 handler it installs for the same purpose."""
+    noted = Deferred()
+    if threading.current_thread() is not threading.main_thread():
+        yield noted
+        return
+
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
+        if noted:
+            raise KeyboardInterrupt
+        noted.signal = signum
+        os.kill(os.getpid(), signal.SIGUSR1)  # Tune's handler: stop, save the sweep's state, return
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        with environment({"TUNE_DISABLE_SIGINT_HANDLER": "1"}):
+            yield noted
+    finally:
+        signal.signal(signal.SIGINT, previous)

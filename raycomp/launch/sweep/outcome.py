@@ -90,12 +90,9 @@ def _own_history(trial_folder: str) -> list[dict[str, Any]]:
 
 
 def unfinished(results: tune.ResultGrid) -> int:
-    """Trials neither finished, stopped by the scheduler, nor failed: a Ctrl-C left them for ``--resume``.
-
-    Read from the trials' statuses (Tune marks a trial its scheduler stopped TERMINATED too), not from the
-    ``done`` mark of their last results: a restored sweep's saved state can hold a finished trial's last
-    result without it (seen on a loaded machine, resuming a finished sweep after an MLflow outage)."""
-    return len(results) - results.num_terminated - results.num_errors
+    """Trials neither finished, stopped by the scheduler, nor failed: what an interrupted sweep left for
+    ``--resume`` (Tune marks the last result of a trial that ended, or that its scheduler stopped, done)."""
+    return sum(1 for result in results if not result.error and not (result.metrics or {}).get("done"))
 
 
 def _status(result: tune.Result, history: list[dict[str, Any]]) -> str:

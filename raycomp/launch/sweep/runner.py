@@ -15,6 +15,7 @@ from ray import tune
 
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.errors import ConfigError
+from raycomp.launch.signals import tune_interrupts
 from raycomp.launch.sweep.ledger import experiment_folders, has_state, missing_arms, next_folder, relabeled, result_arm
 from raycomp.launch.sweep.outcome import unfinished
 from raycomp.launch.sweep.space import sweep_arms
@@ -24,10 +25,19 @@ from raycomp.tracking.ref import RunRef
 
 @dataclasses.dataclass
 class SweepOutcome:
-    """The sweep's Tune results, one grid per experiment, and how many trials a Ctrl-C left unfinished."""
+    """The sweep's Tune results, one grid per experiment, whether a Ctrl-C (or SIGTERM) stopped it, and how
+    many of its trials were left unfinished then."""
 
     grids: list[tune.ResultGrid]
+    interrupted: bool = False
     unfinished: int = 0
+
+
+def _fit(tuner: tune.Tuner) -> tuple[tune.ResultGrid, bool]:
+    """Runs the Tune experiment; whether an interrupt stopped it (``signals.tune_interrupts``)."""
+    with tune_interrupts() as interrupted:
+        grid = tuner.fit()
+    return grid, bool(interrupted)
 
 
 def run_sweep(
@@ -44,16 +54,16 @@ def run_sweep(
     if extend and not random_search:
         raise ConfigError("--extend needs sweep.search_alg: random (a searcher samples each trial anew)")
     if not (resume or extend):
-        grid = build_tuner(config, parent, callbacks).fit()
-        return SweepOutcome([grid], unfinished(grid))
+        grid, interrupted = _fit(build_tuner(config, parent, callbacks))
+        return SweepOutcome([grid], interrupted, unfinished(grid))
     grids: list[tune.ResultGrid] = []
     run_dir = config.layout.run_dir
     for folder in experiment_folders(run_dir):
         if has_state(folder):
-            grid = restore_tuner(config, folder, parent).fit()
+            grid, interrupted = _fit(restore_tuner(config, folder, parent))
             grids.append(grid)
-            if unfinished(grid):
-                return SweepOutcome(grids, unfinished(grid))
+            if interrupted:
+                return SweepOutcome(grids, interrupted, unfinished(grid))
     if not random_search and grids:
         return SweepOutcome(grids)
     trained = [arm for grid in grids for arm in map(result_arm, grid) if arm is not None]
@@ -62,5 +72,5 @@ def run_sweep(
         return SweepOutcome(grids)
     if arms is not None and grids:
         print(f"training {len(arms)} arm(s) the sweep has no trial of yet", flush=True)
-    grid = build_tuner(config, parent, callbacks, arms=arms, folder=next_folder(run_dir)).fit()
-    return SweepOutcome([*grids, grid], unfinished(grid))
+    grid, interrupted = _fit(build_tuner(config, parent, callbacks, arms=arms, folder=next_folder(run_dir)))
+    return SweepOutcome([*grids, grid], interrupted, unfinished(grid))
