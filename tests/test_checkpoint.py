@@ -89,10 +89,18 @@ def make_trainer(tmp_path, seed=0, algorithms=None, **kwargs):
     )
 
 
-@pytest.mark.parametrize(("save_interval", "resume_from"), [("3ba", "ep1-ba6.pt"), ("1ep", "ep2-ba8.pt")])
-def test_resume_gives_bitwise_identical_weights_with_selective_backprop(tmp_path, save_interval, resume_from):
+@pytest.mark.parametrize(
+    ("save_interval", "resume_from", "scale_factor"),
+    [("3ba", "ep1-ba6.pt", 0.5), ("1ep", "ep2-ba8.pt", 0.5), ("3ba", "ep1-ba6.pt", 1.0)],
+)
+def test_resume_gives_bitwise_identical_weights_with_selective_backprop(
+    tmp_path, save_interval, resume_from, scale_factor
+):
+    """scale_factor 1 freezes the BatchNorm statistics during the kept step: the flags are back before a save."""
     full = make_trainer(
-        tmp_path, save_interval=save_interval, algorithms=[Counter(), SelectiveBackprop(0.2, 0.9, 0.5, 0.5, 2)]
+        tmp_path,
+        save_interval=save_interval,
+        algorithms=[Counter(), SelectiveBackprop(0.2, 0.9, 0.5, scale_factor, 2)],
     )
     full.fit()
     assert (tmp_path / "ckpt" / resume_from).exists()
@@ -102,7 +110,7 @@ def test_resume_gives_bitwise_identical_weights_with_selective_backprop(tmp_path
         seed=999,
         save_folder=tmp_path / "resumed",
         load_path=tmp_path / "ckpt" / resume_from,
-        algorithms=[Counter(), SelectiveBackprop(0.2, 0.9, 0.5, 0.5, 2)],
+        algorithms=[Counter(), SelectiveBackprop(0.2, 0.9, 0.5, scale_factor, 2)],
     )
     assert resumed.state.timestamp.batch == int(resume_from.split("-ba")[1][:-3])
     resumed.fit()
@@ -139,11 +147,19 @@ def test_checkpoint_contents(tmp_path):
             "keep": 0.5,
             "scale_factor": 0.5,
             "interrupt": 2,
-            "recalibration_batches": 8,
         },
         "required_on_load": False,
     }
-    assert set(sb["state"]) == {"full_batches", "pending"}  # the full batches its BatchNorm recalibration uses
+    assert sb["state"] == {}  # no stored batches: BatchNorm statistics come from the selection pass
+
+
+def test_a_selective_backprop_checkpoint_is_the_size_of_the_baselines(tmp_path):
+    """Only SB's name and arguments add to the baseline's checkpoint (before issue 24: 8 full batches)."""
+    make_trainer(tmp_path / "sb").fit()
+    make_trainer(tmp_path / "baseline", algorithms=[]).fit()
+    sb_size = (tmp_path / "sb" / "ckpt" / "latest.pt").stat().st_size
+    baseline_size = (tmp_path / "baseline" / "ckpt" / "latest.pt").stat().st_size
+    assert 0 <= sb_size - baseline_size < 1024, (sb_size, baseline_size)
 
 
 def test_required_algorithm_missing_is_refused_by_name(tmp_path):

@@ -9,24 +9,17 @@ loss rank ``r`` (0 = lowest) of ``N`` is drawn, without replacement, with weight
 those are mostly the mislabelled ones — and its gradient is biased towards them; sampling still
 favours high loss but keeps some easy examples in every batch.
 
-The selection pass runs the model in eval mode and restores each module's mode afterwards, so it
-does not move BatchNorm running statistics nor draw dropout masks. Composer runs it in train mode;
-its BatchNorm statistics then see only the selection pass's downsampled, unpruned batches, which was
-measured to drop eval accuracy from 0.953 to 0.667 on a synthetic CIFAR-shaped task.
-
-The training forward on the kept (hardest) examples still moves the running statistics, so after a
-pruned step they describe hard examples, not the data, and evaluation is scored on biased statistics
-(SB always on, 4,096 samples, 2 epochs at lr 0.1: 0.833 eval accuracy, 0.952 once they were recomputed).
-So the Algorithm keeps the last ``recalibration_batches`` full batches it pruned, and before the next
-evaluation (or at the end of fit) recomputes the running statistics from them with the current weights
-(``raycomp.algorithms.batchnorm``), and keeps them: 0.953 in the same run. Why this and not the
-alternatives (measured, docs/methods/selective_backprop.md):
-- updating the statistics from the selection pass's full batch instead: that pass sees the batch
-  downsampled by ``scale_factor``, and statistics of half-size images are biased too (-2.6 points of
-  eval accuracy on a trained model, against -0.4 for statistics of SB's kept subsets);
-- a second full-size pass over each full batch: it costs most of what SB saves.
-The kept batches are part of the checkpoint, so a resumed run recalibrates on the same data. Under DDP
-every rank takes rank 0's recomputed statistics (only rank 0's kept batches are checkpointed).
+The selection pass runs the model in eval mode (no dropout mask drawn) except for its BatchNorm layers, which
+normalise with the batch's statistics and fold them into their running statistics, as in Composer. That pass
+sees the whole batch, so at full size (``scale_factor`` 1) its statistics are a fair sample of the data and
+the training forward on the kept examples leaves the running statistics alone (it still normalises with
+the kept subset's own). Statistics of downsampled images are biased the other way (smoother images), so
+with ``scale_factor < 1`` the kept subset's forward updates them too and the two biases mostly cancel
+(SB always on, 5 seeds: a median gap of 1.2 points to recomputed statistics, against 4.8 from the
+downsampled pass alone). Either way there is no recalibration pass before evaluation, nothing stored
+for it and nothing in checkpoints. (Before issue 24 SB recomputed them from 8 stored full batches before
+every evaluation: 8.7 % of a sweep's training time and 12 MB per checkpoint.
+docs/methods/selective_backprop.md has the measurements.)
 """
 
 from __future__ import annotations
@@ -35,15 +28,16 @@ import contextlib
 import inspect
 import time
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 import torch
 import torch.nn.functional as F
 from pydantic import Field
 from torch import nn
+from torch.nn.modules.batchnorm import _BatchNorm
 
 from raycomp.algorithms.arguments import checked_arguments
-from raycomp.algorithms.batchnorm import FullBatches
+from raycomp.algorithms.batchnorm import running_stat_layers
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
@@ -85,9 +79,22 @@ def select_using_loss(
     _check_loss_fun(loss_fun)
     if not 0 < keep <= 1:
         raise ValueError(f"keep must be in (0, 1], got {keep}")
+    with eval_mode(model if isinstance(model, nn.Module) else None):
+        return _select(input, target, model, loss_fun, keep, scale_factor)
+
+
+def _select(
+    input: torch.Tensor,
+    target: torch.Tensor,
+    model: Callable[[torch.Tensor], torch.Tensor],
+    loss_fun: Callable[..., torch.Tensor],
+    keep: float,
+    scale_factor: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``select_using_loss`` without its checks, for the Algorithm's per-batch call: no device sync."""
     num_samples = input.shape[0]
     num_keep = max(1, int(keep * num_samples))
-    with torch.no_grad(), eval_mode(model if isinstance(model, nn.Module) else None):
+    with torch.no_grad():
         losses = loss_fun(model(downsample(input, scale_factor)), target, reduction="none")
     losses = losses.detach().float().reshape(num_samples, -1).mean(dim=1)
     by_loss = losses.argsort()
@@ -135,15 +142,41 @@ def _check_loss_fun(loss_fun: Callable[..., torch.Tensor]) -> None:
         raise TypeError("loss_fun must take a `reduction` keyword argument, to be called with reduction='none'")
 
 
+@contextlib.contextmanager
+def scoring_mode(module: nn.Module) -> Iterator[None]:
+    """Eval mode for every layer but BatchNorm, which uses and updates batch statistics; modes given back.
+
+    The selection pass sees the whole batch, so its BatchNorm statistics are a fair sample of the data;
+    dropout draws no mask, so the losses rank the examples, not the noise.
+    """
+    modes = [(m, m.training) for m in module.modules()]
+    module.eval()
+    for layer in running_stat_layers(module):
+        layer.train()
+    try:
+        yield
+    finally:
+        for submodule, training in modes:
+            submodule.training = training
+
+
+def freeze_running_stats(layers: list[_BatchNorm], frozen: bool) -> None:
+    """Train-mode BatchNorm layers normalise with batch statistics and, while frozen, do not update
+    their running ones (``track_running_stats=False`` is how torch's forward reads it)."""
+    for layer in layers:
+        layer.track_running_stats = not frozen
+
+
 class SelectiveBackprop(Algorithm):
     """Prunes each batch to its ``keep`` fraction by loss on AFTER_DATALOADER, between ``start`` and ``end``.
 
     Runs on INIT (to take the model's loss function) and AFTER_DATALOADER. After each selected batch,
-    ``last_num_kept``, ``last_num_samples`` and ``last_selection_s`` tell what it kept and what its
-    selection pass cost; they are also logged as ``selective_backprop/*`` metrics.
+    ``last_num_kept`` and ``last_num_samples`` tell what it kept; with a logger destination it also logs
+    ``selective_backprop/fraction_kept`` and ``selective_backprop/selection_s`` (host time, so on a GPU the
+    launch time; the Engine's trace times every run anyway). Nothing is synchronised with the device.
 
-    On EVAL_BEFORE_ALL and FIT_END after a pruned batch, it recomputes the BatchNorm running statistics
-    from the last ``recalibration_batches`` full batches it pruned (0: never, Composer's behaviour).
+    BatchNorm running statistics move in the selection pass (over the full batch); with ``scale_factor``
+    1 they are frozen from then until AFTER_TRAIN_BATCH, so the step on the kept examples does not move them.
 
     ``first_on``: the Engine's passes run it before the other algorithms on AFTER_DATALOADER, so it ranks
     and prunes the batch as the loader gave it, before ProgressiveResizing or others change it.
@@ -159,62 +192,58 @@ class SelectiveBackprop(Algorithm):
         keep: Annotated[float, Field(gt=0, le=1)] = 0.5,
         scale_factor: Annotated[float, Field(gt=0, le=1)] = 0.5,
         interrupt: Annotated[int, Field(ge=0)] = 2,
-        recalibration_batches: Annotated[int, Field(ge=0)] = 8,
     ) -> None:
         if not start < end:
             raise ValueError(f"SelectiveBackprop needs 0 <= start < end <= 1, got start={start}, end={end}")
         self.start, self.end, self.keep = start, end, keep
         self.scale_factor, self.interrupt = scale_factor, interrupt
         self._loss_fn: Callable[..., torch.Tensor] | None = None
+        self._frozen: list[_BatchNorm] = []  # BatchNorm layers frozen for this batch's training step
         self.last_num_kept = 0
         self.last_num_samples = 0
         self.last_selection_s = 0.0
-        self.recalibration_batches = recalibration_batches
-        self.full_batches = FullBatches(recalibration_batches)
 
     def match(self, event: Event, state: State) -> bool:
         if event is Event.INIT:
             return True
-        if event in (Event.EVAL_BEFORE_ALL, Event.FIT_END):
-            return self.full_batches.pending
+        if event is Event.AFTER_TRAIN_BATCH:
+            return bool(self._frozen)
         if event is not Event.AFTER_DATALOADER:
             return False
         elapsed = state.get_elapsed_duration().value
         return should_selective_backprop(elapsed, state.batch_idx, self.start, self.end, self.interrupt)
 
     def apply(self, event: Event, state: State, logger: Logger | None = None) -> None:
+        """``logger`` may be None when called by hand, as Composer's seed example does: nothing is then logged."""
         if event is Event.INIT:
             self._loss_fn = state.model.loss
             return
-        if event in (Event.EVAL_BEFORE_ALL, Event.FIT_END):
-            self.full_batches.recalibrate(state)
+        if event is Event.AFTER_TRAIN_BATCH:
+            freeze_running_stats(self._frozen, False)
+            self._frozen = []
             return
         model = state.model
         loss_fn = self._loss_fn or model.loss
         input, target = state.batch_pair
-        start = time.perf_counter()
+        timed = logger is not None and bool(logger.destinations)
+        start = time.perf_counter() if timed else 0.0
 
         def loss(outputs: torch.Tensor, targets: torch.Tensor, reduction: str = "none") -> torch.Tensor:
             return loss_fn(outputs.float(), (None, targets), reduction=reduction)
 
-        with eval_mode(model), autocast(state.precision, state.device):
-            kept = select_using_loss(input, target, lambda x: model((x, target)), loss, self.keep, self.scale_factor)
+        with scoring_mode(model), autocast(state.precision, state.device):
+            kept = _select(input, target, lambda x: model((x, target)), loss, self.keep, self.scale_factor)
         state.batch = type(state.batch)(kept)
-        self.full_batches.keep(input, target)
+        if self.scale_factor == 1:
+            self._frozen = running_stat_layers(model)
+            freeze_running_stats(self._frozen, True)
         self.last_num_samples, self.last_num_kept = input.shape[0], kept[0].shape[0]
-        self.last_selection_s = time.perf_counter() - start
-        if logger is None:  # called by hand, as Composer's seed example does
-            return
-        logger.log_metrics(
-            {
-                "selective_backprop/fraction_kept": self.last_num_kept / self.last_num_samples,
-                "selective_backprop/selection_s": self.last_selection_s,
-            },
-            state.step,
-        )
-
-    def state_dict(self) -> dict[str, Any]:
-        return self.full_batches.state_dict()
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.full_batches.load_state_dict(state)
+        if timed:
+            self.last_selection_s = time.perf_counter() - start
+            logger.log_metrics(
+                {
+                    "selective_backprop/fraction_kept": self.last_num_kept / self.last_num_samples,
+                    "selective_backprop/selection_s": self.last_selection_s,
+                },
+                state.step,
+            )

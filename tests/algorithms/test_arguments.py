@@ -36,7 +36,6 @@ def test_the_recorded_arguments_re_create_the_algorithm():
         "keep": 0.3,
         "scale_factor": 0.5,
         "interrupt": 2,
-        "recalibration_batches": 8,
     }
     again = SelectiveBackprop(**algorithm.init_args)
     assert (again.start, again.keep) == (0.2, 0.3)

@@ -1,3 +1,5 @@
+import copy
+
 import pytest
 import torch
 from helpers import tiny_dataset, tiny_loader, tiny_model
@@ -5,7 +7,6 @@ from torch import nn
 
 from raycomp import Event, State, Trainer
 from raycomp.algorithms import SelectiveBackprop
-from raycomp.algorithms.batchnorm import recalibrate_batchnorm
 from raycomp.core import Engine, InMemoryLogger
 from raycomp.functional import select_using_loss, should_selective_backprop
 
@@ -141,24 +142,80 @@ def test_selection_pass_leaves_batchnorm_and_dropout_alone():
     assert all(m.training for m in model.modules())  # train mode given back
 
 
-def test_algorithm_selection_leaves_batchnorm_untouched_and_prunes_the_batch():
+def scored_statistics(model, inputs):
+    """The running statistics a copy of ``model`` ends with after one forward with only BatchNorm in train mode."""
+    expected = copy.deepcopy(model)
+    expected.eval()
+    expected.module[1].train()
+    with torch.no_grad():
+        expected.module(inputs)
+    return {k: v for k, v in expected.module[1].state_dict().items()}
+
+
+def test_selection_pass_moves_batchnorm_statistics_from_the_full_batch_and_the_kept_step_does_not():
     model = tiny_model()
     inputs, targets = tiny_dataset(16).tensors
-    state = State(model, "10ba", algorithms=[SelectiveBackprop(start=0, end=1, keep=0.5, interrupt=0)])
+    state = State(model, "10ba", algorithms=[SelectiveBackprop(start=0, end=1, keep=0.5, scale_factor=1, interrupt=0)])
     state.batch = (inputs, targets)
     logger = InMemoryLogger()
     engine = Engine(state)
     engine.logger.destinations.append(logger)
-    bn_before = {k: v.clone() for k, v in model.module[1].state_dict().items()}
+    expected = scored_statistics(model, inputs)
+    dropout_modes = []
+    model.module[5].register_forward_pre_hook(lambda module, args: dropout_modes.append(module.training))
     engine.run_event(Event.INIT)
     engine.run_event(Event.AFTER_DATALOADER)
     assert state.batch[0].shape == (8, 3, 8, 8) and isinstance(state.batch, tuple)
-    for key, value in model.module[1].state_dict().items():
-        assert torch.equal(value, bn_before[key]), key
+    bn = model.module[1]
+    for key, value in bn.state_dict().items():
+        assert torch.equal(value, expected[key]), key
+    assert dropout_modes == [False] and all(m.training for m in model.modules())  # no mask drawn; modes given back
+
+    model(state.batch)  # the training forward on the kept half: normalised by its own statistics, not folded in
+    for key, value in bn.state_dict().items():
+        assert torch.equal(value, expected[key]), key
+    engine.run_event(Event.AFTER_TRAIN_BATCH)
+    assert bn.track_running_stats and not state.algorithms[0].match(Event.AFTER_TRAIN_BATCH, state)
     sb = state.algorithms[0]
     assert (sb.last_num_samples, sb.last_num_kept) == (16, 8) and sb.last_selection_s > 0
     assert logger.latest("selective_backprop/fraction_kept") == 0.5
     assert engine.trace_summary.get("SelectiveBackprop", Event.AFTER_DATALOADER).count == 1
+
+
+def test_with_downsampling_the_kept_step_moves_the_statistics_too():
+    """Statistics of downsampled images are biased; the kept subset's full-size forward updates them as well."""
+    model = tiny_model()
+    inputs, targets = tiny_dataset(16).tensors
+    state = State(
+        model, "10ba", algorithms=[SelectiveBackprop(start=0, end=1, keep=0.5, scale_factor=0.5, interrupt=0)]
+    )
+    state.batch = (inputs, targets)
+    engine = Engine(state)
+    engine.run_event(Event.INIT)
+    engine.run_event(Event.AFTER_DATALOADER)
+    after_selection = model.module[1].running_mean.clone()
+    assert not torch.equal(after_selection, torch.zeros_like(after_selection))
+    assert not state.algorithms[0].match(Event.AFTER_TRAIN_BATCH, state)  # nothing frozen
+    model(state.batch)
+    assert not torch.equal(model.module[1].running_mean, after_selection)
+
+
+def test_no_recalibration_before_evaluation_and_no_state_to_checkpoint():
+    sb = SelectiveBackprop(start=0, end=1, keep=0.5, scale_factor=0.5, interrupt=0)
+    trainer = Trainer(
+        tiny_model(),
+        tiny_loader(n=64, batch_size=16),
+        "2ep",
+        eval_dataloader=tiny_loader(n=16),
+        algorithms=[sb],
+        seed=0,
+    )
+    trainer.fit()
+    summary = trainer.state.trace_summary
+    assert summary.get("SelectiveBackprop", Event.AFTER_DATALOADER).count == 8
+    for event in (Event.EVAL_BEFORE_ALL, Event.FIT_END):  # no time spent there: it does not even run
+        assert summary.get("SelectiveBackprop", event) is None
+    assert sb.state_dict() == {}
 
 
 def test_in_the_trainer_selects_only_inside_its_interval():
@@ -189,46 +246,6 @@ def test_the_window_opens_inside_an_epoch():
 
     Trainer(tiny_model(), tiny_loader(n=64, batch_size=16), "2ep", algorithms=[sb], callbacks=[Sizes()], seed=0).fit()
     assert sizes == [16, 16, 16, 8, 8, 8, 8, 8]
-
-
-def test_recalibrates_batchnorm_from_the_full_batches_it_pruned_before_evaluation():
-    model = tiny_model()
-    sb = SelectiveBackprop(start=0, end=1, keep=0.5, interrupt=0, recalibration_batches=2)
-    state = State(model, "10ba", algorithms=[sb])
-    engine = Engine(state)
-    engine.run_event(Event.INIT)
-    assert not sb.match(Event.EVAL_BEFORE_ALL, state)  # nothing pruned yet
-    batches = [tiny_dataset(16, seed=seed).tensors for seed in range(3)]
-    for batch in batches:
-        state.batch = batch
-        engine.run_event(Event.AFTER_DATALOADER)
-    assert [x for x, _ in sb.full_batches.batches] == [batches[1][0], batches[2][0]]  # the last two, unpruned
-    expected = tiny_model()
-    recalibrate_batchnorm(expected, batches[1:])
-    model.module[1].running_mean.fill_(5.0)  # as if the kept hard examples had skewed them
-    engine.run_event(Event.EVAL_BEFORE_ALL)
-    bn, expected_bn = model.module[1], expected.module[1]
-    assert torch.allclose(bn.running_mean, expected_bn.running_mean)
-    assert torch.allclose(bn.running_var, expected_bn.running_var)
-    assert bn.momentum == 0.1 and all(m.training for m in model.modules())  # given back
-    assert not sb.match(Event.EVAL_BEFORE_ALL, state)  # once per run of pruned batches
-
-    restored = SelectiveBackprop(recalibration_batches=2)
-    restored.load_state_dict(sb.state_dict())
-    assert restored.full_batches.pending is False
-    pairs = zip(restored.full_batches.batches, sb.full_batches.batches, strict=True)
-    assert all(torch.equal(a, b) for (a, _), (b, _) in pairs)
-    restored.load_state_dict({})  # a checkpoint from before recalibration existed
-    assert not restored.full_batches.batches
-
-
-def test_recalibration_batches_0_keeps_composers_behaviour():
-    sb = SelectiveBackprop(start=0, end=1, interrupt=0, recalibration_batches=0)
-    state = State(tiny_model(), "10ba", algorithms=[sb])
-    state.batch = tiny_dataset(16).tensors
-    Engine(state).run_event(Event.AFTER_DATALOADER)
-    assert not sb.full_batches.batches and not sb.match(Event.EVAL_BEFORE_ALL, state)
-    assert not sb.match(Event.FIT_END, state)
 
 
 def test_token_ids_cannot_be_downsampled_and_the_error_says_what_to_set():

@@ -1,12 +1,16 @@
-"""SelectiveBackprop's BatchNorm bias (issue 12), measured: eval accuracy against BN-recalibrated accuracy.
+"""SelectiveBackprop's BatchNorm statistics (issues 12 and 24): eval accuracy against BN-recalibrated accuracy.
 
-SB always on trains every step on the hardest half of the batch, whose statistics the running BatchNorm
-statistics then track. A smaller version of the issue's case (the cnn model on synthetic CIFAR-shaped data,
-here 16x16 images, 1,024 samples, 3 epochs, the Trainer's default SGD at lr 0.1) shows the bias in seconds.
+SB always on trains every step on the hardest half of the batch. Its running BatchNorm statistics come from
+the selection pass over the full batch (and, when that pass is downsampled, from the kept half too), so
+evaluation with them should score about what it scores with statistics recomputed over every full training
+batch. A small case (the cnn model on synthetic CIFAR-shaped data, 16x16 images, 1,024 samples, 3 epochs,
+SGD at lr 0.1 decaying linearly to 0 as raycomp's recipes decay it), over 5 seeds: the gap is noisy per
+seed (500 test samples: one point is 5 images), so the median is compared.
 """
 
 import copy
 import datetime
+import statistics
 
 import pytest
 import torch
@@ -42,25 +46,46 @@ def accuracy(model, eval_loader):
     return correct / len(eval_loader.dataset)
 
 
-def eval_and_recalibrated_accuracy(recalibration_batches):
+def recalibration_gap(scale_factor, seed):
+    """Points of eval accuracy that recomputing the statistics over all training batches adds, after SB always on."""
     train_loader = loader(SyntheticCIFAR(1024, "train", image_size=16), 64, shuffle=True)
     eval_loader = loader(SyntheticCIFAR(500, "test", image_size=16), 500, shuffle=False)
-    torch.manual_seed(0)
-    sb = SelectiveBackprop(0, 1, 0.5, 0.5, 0, recalibration_batches=recalibration_batches)
-    trainer = Trainer(build_model("cnn"), train_loader, "3ep", eval_dataloader=eval_loader, algorithms=[sb], seed=0)
+    torch.manual_seed(seed)
+    model = build_model("cnn")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    steps = 3 * len(train_loader)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - step / steps)
+    sb = SelectiveBackprop(0, 1, 0.5, scale_factor, 0)
+    trainer = Trainer(
+        model,
+        train_loader,
+        "3ep",
+        eval_dataloader=eval_loader,
+        algorithms=[sb],
+        optimizers=optimizer,
+        schedulers=schedule,
+        step_schedulers_every_batch=True,
+        seed=seed,
+        progress_bar=False,
+    )
     trainer.fit()
     recalibrated = copy.deepcopy(trainer.state.model)
     recalibrate_batchnorm(recalibrated, train_loader)  # every training batch, full and unpruned
-    return trainer.state.eval_metrics["eval/accuracy"], accuracy(recalibrated, eval_loader)
+    return 100 * (accuracy(recalibrated, eval_loader) - trainer.state.eval_metrics["eval/accuracy"])
 
 
-def test_sb_always_on_is_scored_within_a_point_of_its_recalibrated_accuracy():
-    biased, recalibrated_biased = eval_and_recalibrated_accuracy(recalibration_batches=0)  # Composer's behaviour
-    print(f"without recalibration: eval {biased:.3f}, recalibrated {recalibrated_biased:.3f}")
-    assert recalibrated_biased - biased > 0.03  # measured: 0.692 against 0.902
-    fixed, recalibrated_fixed = eval_and_recalibrated_accuracy(recalibration_batches=8)
-    print(f"with recalibration: eval {fixed:.3f}, recalibrated {recalibrated_fixed:.3f}")
-    assert abs(recalibrated_fixed - fixed) <= 0.01  # measured: 0.916 against 0.920
+@pytest.mark.parametrize(
+    ("scale_factor", "max_median_gap"),
+    [
+        (1.0, 1.0),  # measured: gaps 0.8, 0.4, 2.0, 3.0, -1.2 (median 0.8); no SB: 1.0, 0.2, -1.0, -0.6, -0.4
+        # measured: 2.8, -0.4, 2.6, 0.8, 1.2 (median 1.2); from the downsampled pass alone 10.4, 1.6, 5.2, 4.8, 2.6
+        (0.5, 2.0),
+    ],
+)
+def test_sb_always_on_is_scored_close_to_its_recalibrated_accuracy(scale_factor, max_median_gap):
+    gaps = [recalibration_gap(scale_factor, seed) for seed in range(5)]
+    print(f"scale_factor {scale_factor}: gaps {gaps}")
+    assert statistics.median(gaps) <= max_median_gap
 
 
 def run_rank(rank, world_size, init_file, out_dir):
@@ -81,8 +106,8 @@ def run_rank(rank, world_size, init_file, out_dir):
 
 @pytest.mark.spawns
 def test_under_ddp_every_rank_ends_with_rank_0s_recomputed_statistics(tmp_path):
-    """Each rank keeps its own shard's batches; after the final evaluation's recomputation (no step follows
-    to share the buffers) the ranks still hold the same statistics: rank 0's, which its checkpoint keeps."""
+    """Each rank's selection pass moves its statistics from its own shard; the Trainer's buffer sharing after
+    every step leaves the ranks with the same ones: rank 0's, which its checkpoint keeps."""
     mp.spawn(run_rank, args=(2, str(tmp_path / "init"), str(tmp_path)), nprocs=2, join=True)
     ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]
     for key, value in ranks[0].items():

@@ -96,7 +96,7 @@ def test_unknown_algorithm_argument_lists_the_valid_ones(tmp_path):
     path = write(tmp_path, "algorithms:\n  selective_backprop:\n    keeep: 0.3\n")
     assert only_problem(path) == (
         f"{path}:3: algorithms.selective_backprop.keeep: unknown argument of SelectiveBackprop "
-        "(did you mean 'keep'?; valid arguments: start, end, keep, scale_factor, interrupt, recalibration_batches)"
+        "(did you mean 'keep'?; valid arguments: start, end, keep, scale_factor, interrupt)"
     )
 
 

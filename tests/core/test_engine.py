@@ -117,8 +117,7 @@ def test_algorithm_records_its_constructor_arguments():
         "keep": 0.25,
         "scale_factor": 0.5,
         "interrupt": 0,
-        "recalibration_batches": 8,
     }
     assert not sb.find_unused_parameters and not sb.backwards_create_graph
     assert SelectiveBackprop.required_on_load() is False
-    assert sb.state_dict() == {"full_batches": [], "pending": False}
+    assert sb.state_dict() == {}
