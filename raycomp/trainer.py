@@ -18,7 +18,15 @@ from typing import Any
 import torch
 
 from raycomp import keys
-from raycomp.batching import ProgressBar, num_samples, num_tokens, show_progress, split_microbatches, to_device
+from raycomp.batching import (
+    ProgressBar,
+    num_samples,
+    num_tokens,
+    show_progress,
+    split_microbatches,
+    stop_workers,
+    to_device,
+)
 from raycomp.checkpoint import CheckpointSaver, load_checkpoint, restore_required_algorithms
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.callback import Callback
@@ -169,6 +177,14 @@ class Trainer:
 
     # -- the loop ------------------------------------------------------------------------------
     def fit(self) -> None:
+        """Train to ``max_duration``; the DataLoader workers end with it, whether it finished or raised."""
+        try:
+            self._fit()
+        finally:
+            state = self.state
+            stop_workers([state.train_dataloader, *(evaluator.dataloader for evaluator in state.evaluators)])
+
+    def _fit(self) -> None:
         state, engine = self.state, self.engine
         state.model.train()
         engine.run_event(Event.FIT_START)

@@ -1,3 +1,6 @@
+import gc
+import sys
+
 import pytest
 import torch
 from helpers import EventRecorder, tiny_dataset, tiny_loader, tiny_model
@@ -288,3 +291,31 @@ def test_a_stop_on_the_last_batch_of_an_epoch_still_ends_the_epoch():
     trainer.fit()
     assert (trainer.state.epoch, trainer.state.step) == (1, 4)
     assert recorder.events.count(E.EPOCH_END) == 1 and recorder.events.count(E.EPOCH_START) == 1
+
+
+def collect_garbage(worker_id: int) -> None:
+    gc.collect()  # what a worker's collector does sooner or later
+
+
+@pytest.mark.spawns  # DataLoader workers
+def test_two_trainers_fitted_in_one_process_leave_no_dataloader_worker_tracebacks(capfd, monkeypatch):
+    """A finished fit() ends its loaders' workers. Otherwise the first Trainer (cyclic garbage, not yet
+    collected) is copied into the second one's forked workers, whose collector then runs the old iterator's
+    ``__del__`` there: "AssertionError: can only test a child process" on stderr, once per worker."""
+    monkeypatch.setattr(sys, "unraisablehook", sys.__unraisablehook__)  # print, as outside pytest
+    dataset = tiny_dataset(64)
+    was_enabled = gc.isenabled()
+    gc.disable()  # deterministic: the first Trainer is still uncollected when the second forks its workers
+    try:
+        for seed in range(2):
+            loader = DataLoader(
+                dataset, batch_size=16, num_workers=2, persistent_workers=True, worker_init_fn=collect_garbage
+            )
+            trainer = Trainer(tiny_model(seed), loader, "1ep", eval_dataloader=loader, seed=seed, progress_bar=False)
+            trainer.fit()
+            del trainer, loader
+    finally:
+        if was_enabled:
+            gc.enable()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err, err

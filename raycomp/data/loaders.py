@@ -9,11 +9,11 @@ mid-epoch resume replay exactly the batches it would have seen.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
 
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
+from raycomp.batching import stop_workers as stop_workers  # its home is the loop; launch/worker.py imports it here
 from raycomp.data.cifar10 import CIFAR10
 from raycomp.data.synthetic import SyntheticCIFAR
 from raycomp.data.text import DEFAULT_MAX_BYTES, TokenSequences, load_streams
@@ -50,23 +50,6 @@ def build_dataloader(
         num_workers=num_workers,
         persistent_workers=num_workers > 0,
     )
-
-
-def stop_workers(loaders: Iterable[object]) -> None:
-    """Ends the worker processes of ``loaders`` now, when the run that used them ends.
-
-    ``persistent_workers`` keeps them alive between epochs, and otherwise only garbage collection ends
-    them. A Tune actor reused for the next trial then still held them: that trial's own DataLoader fork
-    copied them, and their teardown (joins that time out in the copy) landed inside its timed training,
-    20 s out of 21.6 in a 3-trial local-mode sweep with ``data.num_workers: 2``. torch has no public call
-    for this; ``_shutdown_workers`` is what the iterator's own ``__del__`` runs.
-    """
-    for loader in loaders:
-        iterator = getattr(loader, "_iterator", None)
-        if iterator is not None and hasattr(iterator, "_shutdown_workers"):
-            iterator._shutdown_workers()
-        if isinstance(loader, DataLoader):
-            loader._iterator = None
 
 
 def build_datasets(
