@@ -142,22 +142,39 @@ def _check_loss_fun(loss_fun: Callable[..., torch.Tensor]) -> None:
         raise TypeError("loss_fun must take a `reduction` keyword argument, to be called with reduction='none'")
 
 
-@contextlib.contextmanager
-def scoring_mode(module: nn.Module) -> Iterator[None]:
+class ScoringMode:
     """Eval mode for every layer but BatchNorm, which uses and updates batch statistics; modes given back.
 
     The selection pass sees the whole batch, so its BatchNorm statistics are a fair sample of the data;
-    dropout draws no mask, so the losses rank the examples, not the noise.
+    dropout draws no mask, so the losses rank the examples, not the noise. The module lists are taken once
+    per model, and the flags set directly: ``Module.train()`` recursing over a ResNet every batch is host
+    time that SB's saving has to pay for.
     """
-    modes = [(m, m.training) for m in module.modules()]
-    module.eval()
-    for layer in running_stat_layers(module):
-        layer.train()
-    try:
-        yield
-    finally:
-        for submodule, training in modes:
-            submodule.training = training
+
+    def __init__(self) -> None:
+        self._model: nn.Module | None = None
+        self._modules: list[nn.Module] = []
+        self.batchnorms: list[_BatchNorm] = []
+
+    def _layers_of(self, model: nn.Module) -> None:
+        if model is not self._model:
+            self._model = model
+            self._modules = list(model.modules())
+            self.batchnorms = running_stat_layers(model)
+
+    @contextlib.contextmanager
+    def __call__(self, model: nn.Module) -> Iterator[None]:
+        self._layers_of(model)
+        modes = [m.training for m in self._modules]
+        for module in self._modules:
+            module.training = False
+        for layer in self.batchnorms:
+            layer.training = True
+        try:
+            yield
+        finally:
+            for module, training in zip(self._modules, modes, strict=True):
+                module.training = training
 
 
 def freeze_running_stats(layers: list[_BatchNorm], frozen: bool) -> None:
@@ -199,6 +216,7 @@ class SelectiveBackprop(Algorithm):
         self.scale_factor, self.interrupt = scale_factor, interrupt
         self._loss_fn: Callable[..., torch.Tensor] | None = None
         self._frozen: list[_BatchNorm] = []  # BatchNorm layers frozen for this batch's training step
+        self._scoring_mode = ScoringMode()
         self.last_num_kept = 0
         self.last_num_samples = 0
         self.last_selection_s = 0.0
@@ -231,11 +249,11 @@ class SelectiveBackprop(Algorithm):
         def loss(outputs: torch.Tensor, targets: torch.Tensor, reduction: str = "none") -> torch.Tensor:
             return loss_fn(outputs.float(), (None, targets), reduction=reduction)
 
-        with scoring_mode(model), autocast(state.precision, state.device):
+        with self._scoring_mode(model), autocast(state.precision, state.device):
             kept = _select(input, target, lambda x: model((x, target)), loss, self.keep, self.scale_factor)
         state.batch = type(state.batch)(kept)
         if self.scale_factor == 1:
-            self._frozen = running_stat_layers(model)
+            self._frozen = self._scoring_mode.batchnorms
             freeze_running_stats(self._frozen, True)
         self.last_num_samples, self.last_num_kept = input.shape[0], kept[0].shape[0]
         if timed:
