@@ -88,7 +88,13 @@ def build_trainer(
         seq_len=data.seq_len,
         max_bytes=data.max_bytes,
     )
-    train_loader = build_dataloader(train_set, data.batch_size, seed=config.seed, num_workers=data.num_workers)
+    train_loader = build_dataloader(
+        train_set,
+        data.batch_size,
+        seed=config.seed,
+        num_workers=data.num_workers,
+        drop_last=config.compile is not False,  # compiled with static shapes: every training batch full
+    )
     eval_loader = build_dataloader(test_set, data.eval_batch_size, shuffle=False, num_workers=data.num_workers)
     torch.manual_seed(config.seed)  # the same initial weights on every rank and every retry
     model = build_model_for(config)
@@ -121,4 +127,5 @@ def build_trainer(
         load_recreate_required_algorithms=recreate_required,
         progress_bar=progress_bar,
         loggers=loggers,
+        compile=config.compile,
     )

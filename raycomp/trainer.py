@@ -30,6 +30,7 @@ from raycomp.batching import (
 from raycomp.checkpoint import CheckpointSaver, load_checkpoint, restore_required_algorithms
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.callback import Callback
+from raycomp.core.compiling import compile_mode, compile_model
 from raycomp.core.engine import Engine
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger, LoggerDestination
@@ -66,6 +67,10 @@ class Trainer:
     when a torch scheduler is among them and once per batch otherwise; ``step_schedulers_every_batch``
     decides instead. ``passes`` are added after the Engine's default passes. ``device="gpu"`` is CUDA;
     ``precision="amp"`` is the best AMP for the device (bf16, or fp16 where the GPU lacks bf16).
+
+    ``compile`` (``True`` or a ``torch.compile`` mode such as ``"reduce-overhead"``) compiles the training
+    forward with static shapes (``compile_model``); evaluation stays eager. Give it a loader with
+    ``drop_last`` so every batch has one shape.
     """
 
     def __init__(
@@ -93,6 +98,7 @@ class Trainer:
         passes: Sequence[AlgorithmPass | tuple[AlgorithmPass, int]] | None = None,
         steps_per_epoch: int | None = None,
         step_schedulers_every_batch: bool | None = None,
+        compile: bool | str = False,
     ) -> None:
         schedulers = _as_schedulers(schedulers)
         torch_schedulers = [s for s in schedulers if isinstance(s, torch.optim.lr_scheduler.LRScheduler)]
@@ -137,6 +143,10 @@ class Trainer:
         # after INIT and any re-created surgery, so that DDP registers the final parameters
         find_unused = any(a.find_unused_parameters for a in self.state.algorithms)
         self.train_model = wrap_in_ddp(self.state.model, self.device, world_size, find_unused)
+        self._ddp = self.train_model is not self.state.model
+        self.state.compile_mode = compile_mode(compile)
+        if self.state.compile_mode is not None:
+            self.train_model = compile_model(self.train_model, self.state.compile_mode)
         self._last_eval_batch = -1
 
     def _restore(
@@ -266,7 +276,7 @@ class Trainer:
         for index, microbatch in enumerate(microbatches):
             state.batch = microbatch
             last = index == len(microbatches) - 1
-            no_sync = self.train_model.no_sync() if not last and self.train_model is not state.model else None
+            no_sync = self.train_model.no_sync() if not last and self._ddp else None
             with no_sync or contextlib.nullcontext():
                 share = num_samples(microbatch) / state.batch_num_samples
                 loss = self._train_microbatch(share)
@@ -283,7 +293,7 @@ class Trainer:
                 optimizer.step()
         if state.scaler is not None:
             state.scaler.update()
-        if self.train_model is not state.model:
+        if self._ddp:
             share_buffers(state.model)
         samples, tokens = sum_counts(state.batch_num_samples, state.batch_num_tokens, self.device, state.world_size)
         state.timestamp = state.timestamp.to_next_batch(samples, tokens, time.perf_counter() - start)

@@ -80,3 +80,14 @@ def test_recreate_required_reaches_the_trainer(tmp_path):
         build_trainer(bare, load_path=tmp_path)
     trainer = build_trainer(bare, load_path=tmp_path, recreate_required=True)
     assert [type(a) for a in trainer.state.algorithms] == [BlurPool] and trainer.state.timestamp.batch == 4
+
+
+def test_compile_reaches_the_trainer_with_full_training_batches():
+    """torch.compile is lazy: building the Trainer compiles nothing yet (tests/test_trainer_compile.py runs it)."""
+    trainer = build_trainer(ExperimentConfig.from_dict({**SMALL, "compile": "reduce-overhead"}))
+    assert trainer.state.compile_mode == "reduce-overhead"
+    assert isinstance(trainer.train_model, torch._dynamo.eval_frame.OptimizedModule)
+    assert trainer.state.train_dataloader.drop_last  # every batch one shape: static graphs
+    eager = build_trainer(ExperimentConfig.from_dict(SMALL))
+    assert eager.state.compile_mode is None and eager.train_model is eager.state.model
+    assert not eager.state.train_dataloader.drop_last

@@ -24,7 +24,7 @@ instead of dividing by zero; sizes never round to 0; a crop may start at the las
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal, get_args
+from typing import Annotated, ClassVar, Literal, get_args
 
 import torch
 import torch.nn.functional as F
@@ -106,7 +106,11 @@ class ProgressiveResizing(Algorithm):
     ``delay_fraction`` of training, then rises linearly to reach 1 with ``finetune_fraction`` of training
     left. ``size_increment`` pins the width to its multiples; ``resize_targets`` resizes dense targets too
     (segmentation). Logs ``progressive_resizing/{height,width,scale_factor}``.
+
+    Not with ``compile``: the image size changes with almost every step, each a recompilation.
     """
+
+    compiles: ClassVar[bool] = False
 
     @checked_arguments
     def __init__(

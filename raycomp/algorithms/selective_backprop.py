@@ -28,7 +28,7 @@ import contextlib
 import inspect
 import time
 from collections.abc import Callable, Iterator
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -39,6 +39,7 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from raycomp.algorithms.arguments import checked_arguments
 from raycomp.algorithms.batchnorm import running_stat_layers
 from raycomp.core.algorithm import Algorithm
+from raycomp.core.compiling import compile_model
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.precision import autocast
@@ -217,9 +218,20 @@ class SelectiveBackprop(Algorithm):
         self._loss_fn: Callable[..., torch.Tensor] | None = None
         self._frozen: list[_BatchNorm] = []  # BatchNorm layers frozen for this batch's training step
         self._scoring_mode = ScoringMode()
+        self._score: Callable[[Any], torch.Tensor] | None = None  # the model's forward, compiled with the Trainer
         self.last_num_kept = 0
         self.last_num_samples = 0
         self.last_selection_s = 0.0
+
+    def _scoring_forward(self, state: State) -> Callable[[Any], torch.Tensor]:
+        """The model, compiled (static shapes) the first time if the Trainer compiles its own forward."""
+        if self._score is None:
+            model = state.model
+            if state.compile_mode is None:
+                self._score = model
+            else:
+                self._score = compile_model(model, state.compile_mode)
+        return self._score
 
     def match(self, event: Event, state: State) -> bool:
         if event is Event.INIT:
@@ -235,6 +247,7 @@ class SelectiveBackprop(Algorithm):
         """``logger`` may be None when called by hand, as Composer's seed example does: nothing is then logged."""
         if event is Event.INIT:
             self._loss_fn = state.model.loss
+            self._score = None
             return
         if event is Event.AFTER_TRAIN_BATCH:
             freeze_running_stats(self._frozen, False)
@@ -249,8 +262,9 @@ class SelectiveBackprop(Algorithm):
         def loss(outputs: torch.Tensor, targets: torch.Tensor, reduction: str = "none") -> torch.Tensor:
             return loss_fn(outputs.float(), (None, targets), reduction=reduction)
 
+        score = self._scoring_forward(state)
         with self._scoring_mode(model), autocast(state.precision, state.device):
-            kept = _select(input, target, lambda x: model((x, target)), loss, self.keep, self.scale_factor)
+            kept = _select(input, target, lambda x: score((x, target)), loss, self.keep, self.scale_factor)
         state.batch = type(state.batch)(kept)
         if self.scale_factor == 1:
             self._frozen = self._scoring_mode.batchnorms

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import torch
 from pydantic import Field
@@ -88,6 +88,8 @@ class SeqLengthWarmup(Algorithm):
     schedule's) and ``seq_length_warmup/curr_bs`` (rows, more after a ``truncate=False`` reshape), as Composer.
     ``step_size`` should be a multiple of 8 on GPUs.
     """
+
+    compiles: ClassVar[bool] = False
 
     @checked_arguments
     def __init__(

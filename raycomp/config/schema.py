@@ -70,6 +70,8 @@ class ExperimentConfig(Section):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     precision: Literal["fp32", "amp", "amp_bf16", "amp_fp16"] = "fp32"
     grad_accum: int = Field(1, ge=1)
+    # torch.compile for the training step (and SelectiveBackprop's selection pass): a mode, or true for "default"
+    compile: bool | Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"] = False
     algorithms: dict[str, dict[str, Any]] = Field(default_factory=dict)
     scaling: ScalingConfig = Field(default_factory=ScalingConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
@@ -119,6 +121,20 @@ class ExperimentConfig(Section):
         problems += eval_metric_problems(self.eval.metric_classes(), self.metric_num_classes)
         if problems:
             raise Invalid(problems)
+        return self
+
+    @model_validator(mode="after")
+    def _check_compile(self) -> ExperimentConfig:
+        """Algorithms that change the batch's shape every few steps would recompile the step each time."""
+        if self.compile is False:
+            return self
+        refused = [name for name in self.algorithms if not ALGORITHMS[name].compiles]
+        if refused:
+            message = (
+                f"cannot be used with {', '.join(refused)}, which changes the batch's shape as it trains "
+                "(each shape a recompilation): remove compile or the algorithm"
+            )
+            raise Invalid([(("compile",), message)])
         return self
 
     @model_validator(mode="after")

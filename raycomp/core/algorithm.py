@@ -29,6 +29,9 @@ class Algorithm(ABC):
 
     first_on: ClassVar[frozenset[Event]] = frozenset()
     last_on: ClassVar[frozenset[Event]] = frozenset()
+    # False where the algorithm changes the training batch's shape from step to step (ProgressiveResizing):
+    # a step compiled with static shapes would recompile for each, so the config refuses it with ``compile``.
+    compiles: ClassVar[bool] = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Algorithm:
         instance = super().__new__(cls)

@@ -91,6 +91,9 @@ class State:
         self.trace_summary = TraceSummary()
         # The running torch.profiler.profile while a profiler callback records (raycomp/profiling.py), else None.
         self.profiler: Any = None
+        # torch.compile's mode when the Trainer compiles the model (None: eager); algorithms that run forward
+        # passes of their own (SelectiveBackprop's selection) compile them the same way.
+        self.compile_mode: str | None = None
 
     # -- duration -------------------------------------------------------------------------------
     @property

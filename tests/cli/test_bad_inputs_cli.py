@@ -25,6 +25,10 @@ BAD_FILES = {  # each escaped load_experiment as a raw exception (a traceback, e
     "l5_name": (b"name: ../escaped\n", ":1: name: must be one folder name"),
     "l8_empty": (b"", ": the file is empty"),
     "l3_inf": (TINY.encode() + b"optimizer: {lr: .inf}\n", ":4: optimizer.lr: must be a finite number"),
+    "compile_with_resizing": (  # issue 24: a compiled step would recompile at every new image size
+        TINY.encode() + b"compile: reduce-overhead\nalgorithms: {progressive_resizing: {}}\n",
+        ":4: compile: cannot be used with progressive_resizing, which changes the batch's shape",
+    ),
 }
 
 

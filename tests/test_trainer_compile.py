@@ -1,0 +1,52 @@
+"""``compile`` (issue 24) on the CPU with inductor: the compiled step trains as the eager one does.
+
+Compiling takes tens of seconds on 2 cores, so these are in the slow lane and train a tiny CNN for 4 steps.
+Inductor draws dropout masks with its own generator; ``fallback_random`` makes it use eager's, so the two
+runs see the same masks and their losses agree to float rounding.
+"""
+
+import pytest
+import torch
+from helpers import tiny_loader, tiny_model
+
+from raycomp import Callback, Trainer
+from raycomp.algorithms import SelectiveBackprop
+
+
+class Losses(Callback):
+    def __init__(self):
+        self.losses = []
+
+    def batch_end(self, state, logger):
+        self.losses.append(float(state.loss))
+
+
+def fit(compile, with_sb):
+    algorithms = [SelectiveBackprop(start=0, end=1, keep=0.5, scale_factor=0.5, interrupt=0)] if with_sb else []
+    losses = Losses()
+    trainer = Trainer(
+        tiny_model(),
+        tiny_loader(n=64, batch_size=16),
+        "4ba",
+        algorithms=algorithms,
+        callbacks=[losses],
+        seed=0,
+        compile=compile,
+        progress_bar=False,
+    )
+    trainer.fit()
+    return trainer, losses.losses
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("with_sb", [False, True], ids=["baseline", "selective_backprop"])
+def test_compiled_steps_reach_the_eager_losses(with_sb):
+    torch._dynamo.reset()
+    _, eager = fit(False, with_sb)
+    with torch._inductor.config.patch(fallback_random=True):
+        compiled_trainer, compiled = fit(True, with_sb)
+    assert compiled == pytest.approx(eager, rel=1e-4), (eager, compiled)
+    assert isinstance(compiled_trainer.train_model, torch._dynamo.eval_frame.OptimizedModule)
+    if with_sb:  # the selection pass runs compiled too, and prunes to int(keep * N) = 8 of 16
+        sb = compiled_trainer.state.algorithms[0]
+        assert isinstance(sb._score, torch._dynamo.eval_frame.OptimizedModule) and sb.last_num_kept == 8
