@@ -24,7 +24,7 @@ instead of dividing by zero; sizes never round to 0; a crop may start at the las
 from __future__ import annotations
 
 import math
-from typing import Annotated, ClassVar, Literal, get_args
+from typing import Annotated, Literal, get_args
 
 import torch
 import torch.nn.functional as F
@@ -110,8 +110,6 @@ class ProgressiveResizing(Algorithm):
     Not with ``compile``: the image size changes with almost every step, each a recompilation.
     """
 
-    compiles: ClassVar[bool] = False
-
     @checked_arguments
     def __init__(
         self,
@@ -144,6 +142,10 @@ class ProgressiveResizing(Algorithm):
         else:
             progress = min((elapsed - self.delay_fraction) / ramp, 1.0)
         return self.initial_scale + (1.0 - self.initial_scale) * progress
+
+    @property
+    def compiles(self) -> bool:
+        return False
 
     def match(self, event: Event, state: State) -> bool:
         return event is Event.AFTER_DATALOADER

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 import torch
 from pydantic import Field
@@ -31,14 +31,28 @@ from raycomp.core.logger import Logger
 from raycomp.core.state import State
 
 
-def seq_length_at(elapsed: float, duration: float, min_seq_length: int, max_seq_length: int, step_size: int) -> int:
+def bucket_step(min_seq_length: int, max_seq_length: int, step_size: int, buckets: int) -> int:
+    """The staircase's step: ``step_size``, or with ``buckets > 0`` the smallest multiple of it that reaches
+    ``max_seq_length`` from ``min_seq_length`` in at most ``buckets`` steps, so that the warmup trains on at
+    most ``buckets`` lengths below the full one."""
+    if buckets <= 0:
+        return step_size
+    span = max_seq_length - min_seq_length
+    return max(step_size, math.ceil(span / buckets / step_size) * step_size)
+
+
+def seq_length_at(
+    elapsed: float, duration: float, min_seq_length: int, max_seq_length: int, step_size: int, buckets: int = 0
+) -> int:
     """The sequence length after ``elapsed`` (a fraction) of training: a staircase from min to max.
 
-    ``min + step_size * floor(progress * n_steps)`` with ``n_steps = (max - min) // step_size`` and
-    ``progress = elapsed / duration``; ``max_seq_length`` from ``duration`` on (and at once if it is 0).
+    ``min + step * floor(progress * n_steps)`` with ``step = bucket_step(...)`` (``step_size`` when ``buckets``
+    is 0), ``n_steps = (max - min) // step`` and ``progress = elapsed / duration``; ``max_seq_length`` from
+    ``duration`` on (and at once if it is 0).
     """
     if duration <= 0 or elapsed >= duration:
         return max_seq_length
+    step_size = bucket_step(min_seq_length, max_seq_length, step_size, buckets)
     n_steps = (max_seq_length - min_seq_length) // step_size
     steps = math.floor(max(elapsed, 0.0) / duration * n_steps + 1e-9)
     return min(max_seq_length, min_seq_length + step_size * steps)
@@ -87,9 +101,11 @@ class SeqLengthWarmup(Algorithm):
     Logs ``seq_length_warmup/curr_seq_len`` (the length trained on: the data's, when shorter than the
     schedule's) and ``seq_length_warmup/curr_bs`` (rows, more after a ``truncate=False`` reshape), as Composer.
     ``step_size`` should be a multiple of 8 on GPUs.
-    """
 
-    compiles: ClassVar[bool] = False
+    ``buckets`` (default 4; 0: Composer's staircase of every ``step_size``) bounds the number of lengths below
+    the full one: each new length costs first-call work on a GPU (allocations, kernel choices) and, with
+    ``compile``, a graph of its own. With ``buckets > 0`` it can be compiled; with 0 the config refuses it.
+    """
 
     @checked_arguments
     def __init__(
@@ -99,6 +115,7 @@ class SeqLengthWarmup(Algorithm):
         max_seq_length: Annotated[int, Field(ge=1)] = 1024,
         step_size: Annotated[int, Field(ge=1)] = 8,
         truncate: bool = True,
+        buckets: Annotated[int, Field(ge=0)] = 4,
     ) -> None:
         if max_seq_length < min_seq_length:
             raise ValueError(
@@ -109,9 +126,24 @@ class SeqLengthWarmup(Algorithm):
         self.max_seq_length = max_seq_length
         self.step_size = step_size
         self.truncate = truncate
+        self.buckets = buckets
+
+    @property
+    def compiles(self) -> bool:
+        return self.buckets > 0
 
     def seq_length_at(self, elapsed: float) -> int:
-        return seq_length_at(elapsed, self.duration, self.min_seq_length, self.max_seq_length, self.step_size)
+        return seq_length_at(
+            elapsed, self.duration, self.min_seq_length, self.max_seq_length, self.step_size, self.buckets
+        )
+
+    @property
+    def lengths(self) -> list[int]:
+        """Every length the warmup can train on, the full one last."""
+        step = bucket_step(self.min_seq_length, self.max_seq_length, self.step_size, self.buckets)
+        n_steps = max(1, (self.max_seq_length - self.min_seq_length) // step)
+        below = [self.min_seq_length + step * k for k in range(n_steps)]
+        return [length for length in below if length < self.max_seq_length] + [self.max_seq_length]
 
     def match(self, event: Event, state: State) -> bool:
         return event is Event.AFTER_DATALOADER

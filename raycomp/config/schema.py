@@ -128,7 +128,7 @@ class ExperimentConfig(Section):
         """Algorithms that change the batch's shape every few steps would recompile the step each time."""
         if self.compile is False:
             return self
-        refused = [name for name in self.algorithms if not ALGORITHMS[name].compiles]
+        refused = [name for name, args in self.algorithms.items() if not algorithm_class(name)(**args).compiles]
         if refused:
             message = (
                 f"cannot be used with {', '.join(refused)}, which changes the batch's shape as it trains "

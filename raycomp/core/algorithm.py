@@ -29,9 +29,6 @@ class Algorithm(ABC):
 
     first_on: ClassVar[frozenset[Event]] = frozenset()
     last_on: ClassVar[frozenset[Event]] = frozenset()
-    # False where the algorithm changes the training batch's shape from step to step (ProgressiveResizing):
-    # a step compiled with static shapes would recompile for each, so the config refuses it with ``compile``.
-    compiles: ClassVar[bool] = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Algorithm:
         instance = super().__new__(cls)
@@ -52,6 +49,12 @@ class Algorithm(ABC):
     def find_unused_parameters(self) -> bool:
         """True if this algorithm may leave parameters without gradients (DDP must then look for them)."""
         return False
+
+    @property
+    def compiles(self) -> bool:
+        """False if it changes the training batch's shape from step to step (ProgressiveResizing): a step
+        compiled with static shapes would recompile for each, so the config refuses it with ``compile``."""
+        return True
 
     @property
     def backwards_create_graph(self) -> bool:

@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 COMPILE_DEFAULT = "default"
+RECOMPILE_LIMIT = 32
 COMPILE_MODES: tuple[str, ...] = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
@@ -21,4 +22,7 @@ def compile_model(model: torch.nn.Module, mode: str) -> Any:
     """``torch.compile`` with static shapes: each batch shape (a full batch, SelectiveBackprop's
     ``int(keep * N)``) gets its own specialised graph, where dynamic shapes would trade them for one slower one.
     """
+    # A run holds a few graphs per training shape (SelectiveBackprop: full and kept batch, the selection pass;
+    # SeqLengthWarmup: one per bucket): more than dynamo's default of 8 before it falls back to eager.
+    torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, RECOMPILE_LIMIT)
     return torch.compile(model, mode=mode, dynamic=False)

@@ -1,4 +1,5 @@
-"""SeqLengthWarmup: Composer's staircase schedule, truncation (and reshaping) of batches, the Trainer's batches."""
+"""SeqLengthWarmup: Composer's staircase schedule in a few buckets, truncation (and reshaping) of batches, the
+Trainer's batches, and which configs may be compiled."""
 
 import itertools
 
@@ -24,6 +25,28 @@ def test_schedule_is_a_staircase_from_min_to_max_over_duration():
     assert seq_length_at(0.0, 0.0, 8, 64, 8) == 64  # no warmup
     assert seq_length_at(0.2, 0.5, 8, 60, 8) == 24  # max not on the grid: reached at the end of the warmup
     assert seq_length_at(0.5, 0.5, 8, 60, 8) == 60
+
+
+@pytest.mark.parametrize(
+    ("min_len", "max_len", "step", "buckets", "expected"),
+    [
+        (64, 512, 64, 4, [64, 192, 320, 512]),  # lm_gpu.yaml's warmup: 4 lengths instead of 8
+        (16, 128, 16, 4, [16, 48, 80, 128]),  # lm.yaml's: 4 instead of 7
+        (8, 1024, 8, 4, [8, 264, 520, 1024]),  # the defaults: 4 instead of 128
+        (8, 64, 8, 0, [8, 16, 24, 32, 40, 48, 56, 64]),  # buckets 0: Composer's every step_size
+        (8, 12, 8, 4, [8, 12]),  # less than one step: the minimum, then the full length
+    ],
+)
+def test_lengths_come_from_a_fixed_small_set_of_buckets(min_len, max_len, step, buckets, expected):
+    warmup = SeqLengthWarmup(
+        duration=0.5, min_seq_length=min_len, max_seq_length=max_len, step_size=step, buckets=buckets
+    )
+    assert warmup.lengths == expected
+    seen = [warmup.seq_length_at(e / 1000) for e in range(1001)]
+    assert sorted(set(seen)) == expected and seen == sorted(seen)
+    assert all(length % step == 0 for length in expected[:-1])
+    if buckets:
+        assert len(expected) <= buckets + 1 and warmup.compiles
 
 
 def test_truncation_cuts_every_sequence_tensor_and_keeps_the_rest():
@@ -94,4 +117,18 @@ def test_experiment_config(tmp_path):
     assert isinstance(algorithm, SeqLengthWarmup) and (algorithm.duration, algorithm.max_seq_length) == (0.4, 128)
     path.write_text("algorithms:\n  seq_length_warmup:\n    step_size: 0\n")
     with pytest.raises(ConfigError, match="step_size: must be >= 1"):
+        load_experiment(str(path))
+
+
+def test_compile_takes_bucketed_lengths_and_refuses_every_step_size(tmp_path):
+    """A bucketed warmup is a few static graphs; Composer's staircase (buckets 0) could be 128 of them."""
+    path = tmp_path / "exp.yaml"
+    path.write_text(
+        "model: {name: gpt}\ndata: {name: stdlib_text}\ncompile: true\nalgorithms: {seq_length_warmup: {}}\n"
+    )
+    assert load_experiment(str(path)).compile is True
+    path.write_text(
+        "model: {name: gpt}\ndata: {name: stdlib_text}\ncompile: true\nalgorithms: {seq_length_warmup: {buckets: 0}}\n"
+    )
+    with pytest.raises(ConfigError, match=r":3: compile: cannot be used with seq_length_warmup"):
         load_experiment(str(path))

@@ -111,6 +111,18 @@ def test_trials_fit_the_cores(tmp_path):
     assert concurrent_trials(capped, {"CPU": 64}) == 1
 
 
+def test_local_mode_trials_share_a_gpu_by_asking_for_a_fraction(tmp_path):
+    """Issue 24: four small local-mode trials on one card, each holding a quarter of it (docs/runner.md)."""
+    from raycomp.launch.sweep.tuner import concurrent_trials, trial_resources
+
+    shared = ExperimentConfig.from_dict(tiny_experiment(tmp_path)).with_overrides(
+        {"scaling.use_gpu": True, "scaling.gpus_per_worker": 0.25, "scaling.cpus_per_worker": 2}
+    )
+    assert trial_resources(shared) == {"CPU": 2.0, "GPU": 0.25}  # Tune's resources for the trial's own process
+    assert concurrent_trials(shared, {"CPU": 16, "GPU": 1}) == 4
+    assert concurrent_trials(shared, {"CPU": 4, "GPU": 1}) == 2  # the cores bound it too
+
+
 # ---- real sweeps ------------------------------------------------------------------------------------------
 
 
