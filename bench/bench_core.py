@@ -14,6 +14,7 @@ taken per repeat and the median is reported.
     python bench/bench_core.py                 # the full run quoted in docs/benchmarks.md
     python bench/bench_core.py --quick         # a seconds-long smoke run
     python bench/bench_core.py --device cuda --model resnet56 --precision amp_bf16   # on a GPU
+    python bench/bench_core.py --device cuda --model resnet56 --precision amp_bf16 --compile reduce-overhead
 
 ``--device auto`` (the default) is CUDA where there is a GPU and the CPU otherwise; both sides of every
 comparison run on that device, with the same precision (``autocast``, and a ``GradScaler`` for fp16).
@@ -33,6 +34,7 @@ import torch
 
 from raycomp import Trainer
 from raycomp.algorithms import SelectiveBackprop
+from raycomp.core.compiling import COMPILE_MODES, compile_model
 from raycomp.core.precision import Precision, autocast, make_grad_scaler
 from raycomp.data import SyntheticCIFAR, build_dataloader
 from raycomp.launch.hardware import cpu_model
@@ -169,10 +171,13 @@ def make_run(args, train, test, algorithms, epochs: int, seed: int, trainer: boo
         torch.manual_seed(seed)
         model = build_model(args.model).to(args.device)
         optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=5e-4)
-        loader = build_dataloader(train, args.batch_size, seed=seed)
+        # compiled with static shapes: every batch full, as raycomp's recipe builds it with compile
+        loader = build_dataloader(train, args.batch_size, seed=seed, drop_last=bool(args.compile))
         steps = epochs * len(loader)
         scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, total_steps=steps)
         if not trainer:
+            if args.compile:
+                model = compile_model(model, args.compile)
             hand_loop(model, loader, optimizer, scheduler, epochs, args.device, args.precision, select)
             synchronize(args.device)
             return None
@@ -190,6 +195,7 @@ def make_run(args, train, test, algorithms, epochs: int, seed: int, trainer: boo
             device=args.device,
             progress_bar=False,
             seed=seed,
+            compile=args.compile or False,
         )
         fitter.fit()
         synchronize(args.device)
@@ -236,6 +242,7 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's)")
+    parser.add_argument("--compile", choices=COMPILE_MODES, help="torch.compile mode for both sides (default: eager)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -254,9 +261,11 @@ def main() -> None:
         "train_samples": n_train,
         "batch_size": args.batch_size,
         "repeats": args.repeats,
+        "compile": args.compile,
     }
     print(
-        f"# machine: {results['machine']}\n# {args.model} on {args.device}, {args.precision.value}; "
+        f"# machine: {results['machine']}\n# {args.model} on {args.device}, {args.precision.value}, "
+        f"{args.compile or 'eager'}; "
         f"{n_train} synthetic samples, batch {args.batch_size}\n"
     )
 

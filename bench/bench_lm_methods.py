@@ -35,7 +35,7 @@ from raycomp.config import ExperimentConfig, load_experiment
 from raycomp.core import Callback
 from raycomp.recipe import build_trainer
 
-# name -> (algorithm, arguments); None: lm.yaml's own arguments for that algorithm.
+# name -> (algorithm, arguments); None: the config's own arguments for that algorithm; a dict is laid over them.
 METHODS: dict[str, tuple[str, dict[str, Any] | None]] = {
     "selective_backprop": ("selective_backprop", None),
     "alibi": ("alibi", {"max_sequence_length": 512, "train_sequence_length_scaling": 0.5}),
@@ -43,6 +43,7 @@ METHODS: dict[str, tuple[str, dict[str, Any] | None]] = {
     "gated_linear_units": ("gated_linear_units", {"activation": "gelu"}),
     "fused_layernorm": ("fused_layernorm", {"backend": "auto"}),
     "seq_length_warmup": ("seq_length_warmup", None),
+    "seq_length_warmup_every_step": ("seq_length_warmup", {"buckets": 0}),  # Composer's staircase (issue 24)
 }
 
 
@@ -59,7 +60,7 @@ class BatchTimer(Callback):
         self.seconds += time.perf_counter() - self._start
 
 
-def train(base: dict[str, Any], name: str, seed: int) -> tuple[float, float]:
+def train(base: dict[str, Any], name: str, seed: int, device: str = "cpu") -> tuple[float, float]:
     """One run with method ``name`` alone (or none); (training seconds, final validation loss)."""
     data = copy.deepcopy(base)
     data["seed"] = seed
@@ -67,11 +68,13 @@ def train(base: dict[str, Any], name: str, seed: int) -> tuple[float, float]:
         data["algorithms"] = {}
     else:
         algorithm, arguments = METHODS[name]
-        data["algorithms"] = {algorithm: base["algorithms"][algorithm] if arguments is None else arguments}
+        data["algorithms"] = {algorithm: {**base["algorithms"].get(algorithm, {}), **(arguments or {})}}
     gc.collect()
     config, timer = ExperimentConfig.from_dict(data, source=f"<{name}>"), BatchTimer()
-    trainer = build_trainer(config, callbacks=[timer], device="cpu")
+    trainer = build_trainer(config, callbacks=[timer], device=device)
     trainer.fit()
+    if device != "cpu":
+        torch.cuda.synchronize()
     return timer.seconds, trainer.state.eval_metrics["eval/loss"]
 
 
@@ -82,27 +85,32 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test")
     parser.add_argument("--config", default="experiments/lm.yaml")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--device", default="cpu", help="cpu (one thread, as one lm.yaml trial) or cuda")
+    parser.add_argument("--set", action="append", default=[], help="a config override, e.g. max_duration=200ba")
     args = parser.parse_args()
     names = args.only.split(",") if args.only else list(METHODS)
     if unknown := set(names) - set(METHODS):
         parser.error(f"unknown method(s) {', '.join(sorted(unknown))}; valid: {', '.join(METHODS)}")
     seeds = [int(s) for s in args.seeds.split(",")]
-    torch.set_num_threads(1)  # one lm.yaml trial: scaling.cpus_per_worker 1
+    if args.device == "cpu":
+        torch.set_num_threads(1)  # one lm.yaml trial: scaling.cpus_per_worker 1
     sets = ["max_duration=6ba", "data.max_bytes=100000"] if args.quick else []
+    sets += args.set
     config = load_experiment(args.config, [*sets, "sweep=null"])
     sets.append(f"eval.interval={config.max_duration.value}ba")
     config = load_experiment(args.config, [*sets, "sweep=null"])
     base = config.to_dict()
     names = ["baseline", *names]
-    print(f"# machine: {machine(torch.device('cpu'))}\n# {args.config}: {config.max_duration}, seeds {seeds}\n")
+    device = torch.device(args.device)
+    print(f"# machine: {machine(device)}\n# {args.config}: {config.max_duration}, seeds {seeds}, {device}\n")
 
     warmup = copy.deepcopy(base)
     warmup["max_duration"], warmup["eval"]["interval"] = "5ba", "5ba"
-    train(warmup, "baseline", 0)  # first-call costs (allocator, data cache) hit no measured run
+    train(warmup, "baseline", 0, args.device)  # first-call costs (allocator, data cache) hit no measured run
     runs: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
     for index, seed in enumerate(seeds):
         for name in names if index % 2 == 0 else names[::-1]:
-            runs[name].append(train(base, name, seed))
+            runs[name].append(train(base, name, seed, args.device))
             print(f"  seed {seed} {name}: {runs[name][-1][0]:.1f} s, eval loss {runs[name][-1][1]:.4f}", flush=True)
 
     base_s = [s for s, _ in runs["baseline"]]
@@ -121,7 +129,8 @@ def main() -> None:
         )
     if args.json:
         with open(args.json, "w") as out:
-            json.dump({"machine": machine(torch.device("cpu")), "seeds": seeds, "runs": runs}, out, indent=2)
+            summary = {"machine": machine(device), "seeds": seeds, "runs": runs, "config": base}
+            json.dump(summary, out, indent=2)
 
 
 if __name__ == "__main__":

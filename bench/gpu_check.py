@@ -1,0 +1,220 @@
+"""Issue 24's GPU check in one go: CUDA tests, ResNet-56 eager and compiled, the LM methods, packed trials.
+
+Run it through ``bench/gpu_check.sh`` (which installs the carried pydantic wheels where pydantic is missing)
+on a lent GPU; ``--dry`` shrinks every part to seconds on the CPU (the cnn instead of ResNet-56, lm.yaml instead
+of lm_gpu.yaml, two tiny trials), which proves the script's syntax, imports and plumbing where there is no GPU.
+Each part runs in its own process with a time limit, so one that fails or overruns leaves the rest of the table.
+It ends with one table; each part's JSON and log are kept in ``--out`` for docs/benchmarks.md.
+
+    bench/gpu_check.sh                  # on a GPU: about 6 minutes
+    bench/gpu_check.sh --dry            # on the CPU: proves the script
+    bench/gpu_check.sh --only lm,packed # some parts again
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+PEAK_BF16_TFLOPS = 790.0  # the figure issue 24 measured MFU against (one H200); --peak-tflops to change it
+
+
+@dataclass
+class Part:
+    """One part of the check: a command, its time limit, and how its JSON becomes table rows."""
+
+    name: str
+    command: list[str]
+    limit_s: int
+    rows: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    status: str = "not run"
+
+
+def core_command(args: argparse.Namespace, batch: int, compiled: bool, recipe: bool, out: Path) -> list[str]:
+    """bench_core on ResNet-56 in bf16 (the cnn in fp32 with --dry), SB rows only (no overhead rows)."""
+    command = [sys.executable, str(BENCH / "bench_core.py"), "--skip-overhead", "--json", str(out)]
+    if args.dry:
+        command += ["--quick", "--device", "cpu", "--model", "cnn", "--threads", "2"]
+    else:
+        lr = 0.05 * batch / 128  # as docs/benchmarks.md's GPU runs: lr grows with the batch
+        command += ["--device", "cuda", "--model", "resnet56", "--precision", "amp_bf16", "--batch-size", str(batch)]
+        command += ["--lr", str(lr), "--repeats", "2" if compiled else "3", "--epochs", "4", "--seeds", "1"]
+    if compiled:
+        command += ["--compile", args.compile_mode]
+    if not recipe:
+        command.append("--skip-recipe")
+    return command
+
+
+def parts(args: argparse.Namespace, out: Path) -> list[Part]:
+    python = sys.executable
+    cuda_tests = [python, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider"]
+    cuda_tests += [str(ROOT / "tests" / name) for name in ("test_trainer_gpu.py", "test_trainer_options.py")]
+    lm = [python, str(BENCH / "bench_lm_methods.py"), "--seeds", "0", "--json", str(out / "lm.json")]
+    lm += ["--only", "alibi,gated_linear_units,fused_layernorm,selective_backprop,seq_length_warmup"]
+    lm[-1] += ",seq_length_warmup_every_step"
+    packed = [python, str(BENCH / "bench_packed_trials.py"), "--json", str(out / "packed.json")]
+    if args.dry:
+        lm += ["--config", "experiments/lm.yaml", "--quick", "--device", "cpu"]
+        packed += ["--device", "cpu", "--trials", "2", "--threads", "1", "--set", "max_duration=2ba"]
+        packed += ["--set", "eval.interval=2ba", "--set", "data.num_train=256"]
+    else:
+        lm += ["--config", "experiments/lm_gpu.yaml", "--device", "cuda", "--set", f"max_duration={args.lm_steps}ba"]
+        lm += ["--set", "data.max_bytes=8000000"]  # tokenising 40 MB of stdlib would take a minute by itself
+        packed += ["--device", "cuda", "--trials", "4", "--set", "max_duration=2ep"]
+    return [
+        Part("cuda_tests", cuda_tests, 60),
+        Part("core_eager_128", core_command(args, 128, False, True, out / "core_eager_128.json"), 60),
+        Part("core_eager_512", core_command(args, 512, False, False, out / "core_eager_512.json"), 40),
+        Part("core_compiled_128", core_command(args, 128, True, True, out / "core_compiled_128.json"), 120),
+        Part("core_compiled_512", core_command(args, 512, True, False, out / "core_compiled_512.json"), 90),
+        Part("lm", lm, 75),
+        Part("packed", packed, 60),
+    ]
+
+
+def run(part: Part, out: Path, dry: bool) -> None:
+    limit = part.limit_s * (6 if dry else 1)  # the CPU compiles and trains far slower: the dry run is about plumbing
+    start = time.perf_counter()
+    with open(out / f"{part.name}.log", "w") as log:
+        try:
+            done = subprocess.run(part.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=limit)
+            part.status = "ok" if done.returncode == 0 else f"exit {done.returncode}"
+        except subprocess.TimeoutExpired:
+            part.status = f"over its {limit} s"
+    part.seconds = time.perf_counter() - start
+    print(f"  {part.name}: {part.status} in {part.seconds:.0f} s", flush=True)
+
+
+def median_ratio(first: list[float], second: list[float]) -> str:
+    ratios = [b / a for a, b in zip(first, second, strict=True)]
+    return f"{statistics.median(ratios):.3f}x ({min(ratios):.3f}–{max(ratios):.3f})"
+
+
+def core_rows(part: Part, path: Path) -> None:
+    data = json.loads(path.read_text())
+    step = data["sb_step_cost"]
+    part.rows.append(("no SB, s/epoch (median)", f"{statistics.median(step['baseline_s']):.2f}"))
+    part.rows.append(("SB always on / no SB", median_ratio(step["baseline_s"], step["sb_s"])))
+    hand = data["sb_vs_hand_sb"]
+    part.rows.append(("Trainer SB / hand-written SB", median_ratio(hand["hand_sb_s"], hand["trainer_sb_s"])))
+    if "sb_recipe" in data:
+        recipe = data["sb_recipe"]
+        part.rows.append(
+            (f"default SB recipe / baseline, {recipe['epochs']} ep", median_ratio(recipe["baseline_s"], recipe["sb_s"]))
+        )
+        accuracy = [b - a for a, b in zip(recipe["baseline_accuracy"], recipe["sb_accuracy"], strict=True)]
+        part.rows.append(("default SB recipe: Δ accuracy", f"{statistics.median(accuracy):+.4f}"))
+
+
+def lm_rows(part: Part, path: Path, peak_tflops: float) -> None:
+    data = json.loads(path.read_text())
+    runs, config = data["runs"], data["config"]
+    base = [seconds for seconds, _ in runs["baseline"]]
+    steps = int(re.sub(r"\D", "", str(config["max_duration"])))
+    tokens = steps * config["data"]["batch_size"] * config["data"]["seq_len"]
+    flops = tokens * flops_per_token(config)
+    tflops = flops / statistics.median(base) / 1e12
+    part.rows.append(
+        (
+            f"baseline, {steps} steps: s / TFLOP/s / MFU",
+            f"{statistics.median(base):.2f} / {tflops:.0f} / {tflops / peak_tflops:.3f}",
+        )
+    )
+    for name, results in runs.items():
+        if name != "baseline":
+            seconds = [s for s, _ in results]
+            loss = statistics.median(loss for _, loss in results) - statistics.median(
+                loss for _, loss in runs["baseline"]
+            )
+            part.rows.append((f"{name} / baseline (Δ loss)", f"{median_ratio(base, seconds)} ({loss:+.4f})"))
+
+
+def flops_per_token(config: dict) -> float:
+    """Training FLOPs per token: 6 per parameter, and attention's 12 · layers · d_model · length (PaLM's count)."""
+    from raycomp.config import ExperimentConfig
+    from raycomp.models import build_model_for
+
+    model = build_model_for(ExperimentConfig.from_dict(config))
+    parameters = sum(p.numel() for p in model.parameters())
+    model_config = config["model"]
+    return 6 * parameters + 12 * model_config["n_layers"] * model_config["d_model"] * config["data"]["seq_len"]
+
+
+def packed_rows(part: Part, path: Path) -> None:
+    data = json.loads(path.read_text())
+    part.rows.append(
+        (f"{data['trials']} trials one after another, trials/h", f"{data['sequential_trials_per_hour']:.0f}")
+    )
+    part.rows.append(
+        (f"{data['trials']} trials at once on one device, trials/h", f"{data['packed_trials_per_hour']:.0f}")
+    )
+
+
+def tests_rows(part: Part, log: Path) -> None:
+    summary = [line for line in log.read_text().splitlines() if re.search(r"\d+ (passed|skipped|failed)", line)]
+    part.rows.append(("pytest -m gpu", summary[-1].strip("= ") if summary else "no summary"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dry", action="store_true", help="seconds-long parts on the CPU: proves the script")
+    parser.add_argument("--only", help="comma-separated part names (default: all)")
+    parser.add_argument("--out", default="/tmp/gpu_check", help="folder for each part's JSON and log")
+    parser.add_argument("--compile-mode", default="reduce-overhead")
+    parser.add_argument("--lm-steps", type=int, default=200)
+    parser.add_argument("--peak-tflops", type=float, default=PEAK_BF16_TFLOPS)
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    chosen = parts(args, out)
+    if args.only:
+        names = set(args.only.split(","))
+        if unknown := names - {part.name for part in chosen}:
+            parser.error(f"unknown part(s) {', '.join(sorted(unknown))}")
+        chosen = [part for part in chosen if part.name in names]
+    start = time.perf_counter()
+    for part in chosen:
+        run(part, out, args.dry)
+        try:
+            if part.name == "cuda_tests":
+                tests_rows(part, out / f"{part.name}.log")
+            elif part.name.startswith("core_") and part.status == "ok":
+                core_rows(part, out / f"{part.name}.json")
+            elif part.name == "lm" and part.status == "ok":
+                lm_rows(part, out / "lm.json", args.peak_tflops)
+            elif part.name == "packed" and part.status == "ok":
+                packed_rows(part, out / "packed.json")
+        except (OSError, KeyError, ValueError) as error:
+            part.rows.append(("could not read its results", f"{type(error).__name__}: {error}"))
+    kind = "dry run on the CPU" if args.dry else "GPU check"
+    print(f"\n# {machine_line()}; {kind}, {time.perf_counter() - start:.0f} s\n")
+    print("| part | status (s) | measure | value |\n|---|---|---|---|")
+    for part in chosen:
+        for index, (measure, value) in enumerate(part.rows or [("-", "-")]):
+            head = f"{part.name} | {part.status} ({part.seconds:.0f})" if index == 0 else " | "
+            print(f"| {head} | {measure} | {value} |")
+    if any(part.status != "ok" for part in chosen):
+        sys.exit(1)
+
+
+def machine_line() -> str:
+    import torch
+    from bench_core import machine
+
+    device = torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
+    return machine(device)
+
+
+if __name__ == "__main__":
+    main()
