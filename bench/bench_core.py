@@ -322,6 +322,7 @@ def sb_rows(args, train, test_loader, results: dict[str, object]) -> None:
         f"| epoch with SB always on vs no SB | {statistics.median(r[0] for r in rows):.2f} "
         f"| {statistics.median(r[1] for r in rows):.2f} | {ratio_text(rows)} | <= 0.65x |"
     )
+    make_run(args, train, None, none, 1, 0, trainer=False, select=hand_selection)()  # warm-up (compiles, if asked)
     rows = side_by_side(
         args.repeats,
         make_run(args, train, None, none, 1, 0, trainer=False, select=hand_selection),
