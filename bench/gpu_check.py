@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -88,10 +90,14 @@ def run(part: Part, out: Path, dry: bool, scale: float) -> None:
     limit = round(part.limit_s * scale * (6 if dry else 1))
     start = time.perf_counter()
     with open(out / f"{part.name}.log", "w") as log:
+        # its own process group, so that an overrun also ends the trial processes bench_packed_trials starts
+        process = subprocess.Popen(part.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            done = subprocess.run(part.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=limit)
-            part.status = "ok" if done.returncode == 0 else f"exit {done.returncode}"
+            code = process.wait(timeout=limit)
+            part.status = "ok" if code == 0 else f"exit {code}"
         except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
             part.status = f"over its {limit} s"
     part.seconds = time.perf_counter() - start
     print(f"  {part.name}: {part.status} in {part.seconds:.0f} s", flush=True)
