@@ -202,9 +202,13 @@ class ExperimentConfig(Section):
         return self.model_dump(mode="json")
 
     def flatten(self) -> dict[str, Any]:
-        """Dotted key -> scalar, for logging params; algorithms show every argument, defaults included."""
+        """Dotted key -> scalar, for logging params; algorithms show every argument, defaults included, and a
+        user model or data its ``class_path`` and each ``init_args`` value (not the unused built-in name)."""
         data = self.to_dict()
         data["algorithms"] = {name: _effective_args(name, args) for name, args in self.algorithms.items()}
+        for section in ("model", "data"):  # a class_path replaces the built-in name: do not show one as trained
+            if data[section]["class_path"] is not None:
+                del data[section]["name"]
         flat: dict[str, Any] = {}
         _flatten_into(flat, "", data)
         return flat
