@@ -10,7 +10,8 @@ prints as ``file:line: model.class_path: ...`` like every other config error.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+import warnings
+from typing import TYPE_CHECKING, Any
 
 from raycomp.config.messages import KeyPath, Problem
 from raycomp.errors import one_line
@@ -32,22 +33,59 @@ def user_code_problems(config: ExperimentConfig) -> list[Problem]:
 
 
 def _model_problems(config: ExperimentConfig) -> list[Problem]:
+    model = config.model
+    try:
+        _build_model(config)
+    except Exception as error:
+        return [_call_problem("model", str(model.class_path), bool(model.init_args), error)]
+    problems: list[Problem] = []
+    for name, algorithm in zip(config.algorithms, config.build_algorithms(), strict=True):
+        if type(algorithm).required_on_load() or type(algorithm).__name__ == "ChannelsLast":
+            refusal = _surgery_refusal(config, algorithm)
+            if refusal:
+                problems.append((("algorithms", name), refusal))
+    return problems
+
+
+def _build_model(config: ExperimentConfig) -> Any:
+    """The user's model, on the ``meta`` device when it builds there (no memory), else on the CPU."""
     import torch
 
     from raycomp.models import build_user_model
 
     model = config.model
     try:
+        with torch.device("meta"):
+            return build_user_model(str(model.class_path), model.init_args)
+    except TypeError:  # a wrong argument or return type: the same on any device
+        raise
+    except Exception:  # some modules cannot be built without real tensors
+        return build_user_model(str(model.class_path), model.init_args)
+
+
+def _surgery_refusal(config: ExperimentConfig, algorithm: Any) -> str | None:
+    """Why ``algorithm``'s model surgery cannot apply to the user's model (None: it finds its targets).
+
+    The surgery runs at INIT on a fresh copy of the model, as in training; changing nothing (its warning)
+    or failing is the refusal, so it is said before any run rather than warned in every trial's log.
+    """
+    from raycomp.core import Engine, Event, Logger, State
+
+    label = f"{type(algorithm).__name__} cannot apply to {config.model.class_path}"
+    model = _build_model(config)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
-            with torch.device("meta"):
-                build_user_model(str(model.class_path), model.init_args)
-        except TypeError:
-            raise
-        except Exception:  # some modules cannot be built without real tensors: build it for real
-            build_user_model(str(model.class_path), model.init_args)
-    except Exception as error:
-        return [_call_problem("model", str(model.class_path), bool(model.init_args), error)]
-    return []
+            state = State(model, "1ep", algorithms=[algorithm])
+            Engine(state, Logger()).run_event(Event.INIT)
+        except Exception as error:
+            return f"{label}: {one_line(error)}"
+    changed = [str(w.message).split(": ", 1)[-1] for w in caught if "changed no" in str(w.message)]
+    if changed:
+        return f"{label}: {changed[0]}"
+    if type(algorithm).__name__ == "ChannelsLast" and not any(p.dim() == 4 for p in model.parameters()):
+        return f"{label}: the model has no 4-D weights (convolutions) to store channels-last"
+    return None
 
 
 def _data_problems(config: ExperimentConfig) -> list[Problem]:

@@ -6,7 +6,7 @@ import os
 import sys
 
 import pytest
-from config_files import only_problem, write
+from config_files import only_problem, problems, write
 
 from raycomp.cli.tune import main as tune_main
 from raycomp.config import ExperimentConfig, load_experiment
@@ -130,3 +130,42 @@ def test_user_code_on_path_is_idempotent(tmp_path, monkeypatch):
     assert user_code_on_path(str(tmp_path)) == str(tmp_path) == user_code_on_path(str(tmp_path))
     assert os.environ["PYTHONPATH"] == f"{tmp_path}{os.pathsep}/elsewhere"
     assert sys.path.count(str(tmp_path)) == 1
+
+
+def test_surgery_finds_its_targets_in_foreign_models_or_refuses_in_one_line(tmp_path):
+    resnet = "model: {class_path: torchvision.models.resnet18}\n"
+    fits = write(tmp_path, resnet + "algorithms: {blurpool: {}, channels_last: {}}\n", "fits.yaml")
+    assert load_experiment(fits).algorithms == {"blurpool": {}, "channels_last": {}}
+    refused = write(
+        tmp_path,
+        resnet + "algorithms:\n  alibi: {max_sequence_length: 64}\n  gated_linear_units: {}\n  fused_layernorm: {}\n",
+    )
+    assert problems(refused) == [
+        f"{refused}:3: algorithms.alibi: Alibi cannot apply to torchvision.models.resnet18: no raycomp GPT or "
+        "Hugging Face GPT-2 attention found",
+        f"{refused}:4: algorithms.gated_linear_units: GatedLinearUnits cannot apply to torchvision.models.resnet18: "
+        "no GPT MLP or GPT2MLP in the model",
+        f"{refused}:5: algorithms.fused_layernorm: FusedLayerNorm cannot apply to torchvision.models.resnet18: the "
+        "model has no nn.LayerNorm",
+    ]
+    vit = write(tmp_path, "model: {class_path: torchvision.models.vit_b_16}\nalgorithms: {blurpool: {}}\n", "v.yaml")
+    assert only_problem(vit) == (
+        f"{vit}:2: algorithms.blurpool: BlurPool cannot apply to torchvision.models.vit_b_16: the model has no "
+        "strided Conv2d with >= min_channels input channels and no MaxPool2d"
+    )
+    mlp = write(tmp_path, "model: {class_path: torch.nn.Linear, init_args: {in_features: 4, out_features: 2}}\n"
+                "algorithms: {channels_last: {}}\n", "mlp.yaml")  # fmt: skip
+    assert only_problem(mlp) == (
+        f"{mlp}:2: algorithms.channels_last: ChannelsLast cannot apply to torch.nn.Linear: the model has no 4-D "
+        "weights (convolutions) to store channels-last"
+    )
+
+
+def test_a_timm_model_by_class_path_is_checked_like_any_other(tmp_path):
+    pytest.importorskip("timm")
+    good = write(tmp_path, "model: {class_path: timm.create_model, init_args: {model_name: resnet18, num_classes: 3}}\n"
+                 "algorithms: {blurpool: {}, channels_last: {}}\n")  # fmt: skip
+    assert load_experiment(good).metric_num_classes == 3
+    timm = "model:\n  class_path: timm.create_model\n"
+    bad = write(tmp_path, timm + "  init_args: {model_name: resnet18, num_clases: 3}\n", "bad.yaml")
+    assert only_problem(bad).startswith(f"{bad}:3: model.init_args.num_clases: calling timm.create_model failed")
