@@ -119,3 +119,62 @@ def test_a_user_model_resumes_bit_for_bit_and_required_on_load_holds(tmp_path, u
     )
     with pytest.raises(CheckpointError, match=r"does not fit model my_project\.nets\.TinyResNet \{'num_classes': 5"):
         check_fits(other, tmp_path / "full" / "latest.pt")
+
+
+LINEAR = {"class_path": "my_project.odd.linear_classifier", "init_args": {"num_classes": 3, "size": 8}}
+
+
+def _ddp_config(batch_size: int) -> ExperimentConfig:
+    return _config(model=LINEAR, data={**COLOUR_SQUARES, "batch_size": batch_size}, schedule={"name": "constant"},
+                   optimizer={"name": "sgd", "lr": 0.05, "momentum": 0.0, "weight_decay": 0.0})  # fmt: skip
+
+
+def _run_rank(rank: int, world_size: int, init_file: str, out_dir: str, project: str) -> None:
+    import datetime
+    import sys
+
+    import torch.distributed as dist
+    from helpers import leave_rank
+
+    sys.path.insert(0, project)
+    dist.init_process_group(
+        "gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size,
+        timeout=datetime.timedelta(seconds=60),
+    )  # fmt: skip
+    try:
+        trainer = build_trainer(_ddp_config(batch_size=8), device="cpu")
+        trainer.fit()
+        torch.save({"weights": trainer.state.model.state_dict(), "sample": trainer.state.timestamp.sample},
+                   f"{out_dir}/rank{rank}.pt")  # fmt: skip
+    finally:
+        dist.destroy_process_group()
+    leave_rank()
+
+
+@pytest.mark.spawns
+def test_two_ddp_workers_with_a_user_model_and_datasets_match_one(tmp_path, user_project):
+    import torch.multiprocessing as mp
+
+    mp.spawn(_run_rank, args=(2, str(tmp_path / "init"), str(tmp_path), str(user_project)), nprocs=2, join=True)
+    ranks = [torch.load(tmp_path / f"rank{rank}.pt") for rank in range(2)]
+    single = build_trainer(_ddp_config(batch_size=16), device="cpu")
+    single.fit()
+    assert ranks[0]["sample"] == ranks[1]["sample"] == single.state.timestamp.sample == 128
+    for key, value in single.state.model.state_dict().items():
+        torch.testing.assert_close(ranks[0]["weights"][key], ranks[1]["weights"][key], rtol=0, atol=0)
+        torch.testing.assert_close(ranks[0]["weights"][key], value, rtol=1e-5, atol=1e-6)
+
+
+def test_a_data_modules_loaders_are_sharded_under_ddp_and_kept_otherwise(user_project):
+    from my_project.data import ColourSquaresModule
+
+    from raycomp.data.user_data import module_loaders
+
+    module = ColourSquaresModule(batch_size=4, num_train=10, num_eval=6, size=4)
+    kept_train, _ = module_loaders(module, world=1, rank=0, seed=0)
+    assert not isinstance(kept_train.sampler, DistributedSampler) and kept_train.batch_size == 4
+    shards = [module_loaders(module, world=2, rank=rank, seed=0) for rank in range(2)]
+    train_indices = [list(train.sampler) for train, _ in shards]
+    assert all(isinstance(train.sampler, DistributedSampler) and train.batch_size == 4 for train, _ in shards)
+    assert sorted(train_indices[0] + train_indices[1]) == list(range(10))  # each sample on one rank
+    assert [len(list(val.sampler)) for _, val in shards] == [3, 3]

@@ -11,6 +11,10 @@ def not_a_module(num_classes: int = 3):
     return {"num_classes": num_classes}
 
 
+def linear_classifier(num_classes: int = 3, size: int = 8):
+    return nn.Sequential(nn.Flatten(), nn.Linear(3 * size * size, num_classes))
+
+
 def one_dataset():
     return [1, 2, 3]
 
