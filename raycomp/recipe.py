@@ -78,6 +78,13 @@ def build_loaders(config: ExperimentConfig) -> tuple[DataLoader, DataLoader]:
             world, rank = world_and_rank()
             return module_loaders(user.module, world, rank, config.seed)
         train_set, test_set = user.datasets
+    elif data.name == "hf_dataset":
+        from raycomp.data.hf_dataset import hf_datasets
+
+        train_set, test_set = hf_datasets(
+            str(data.root), data.train_split, data.eval_split, data.input_column, data.label_column,
+            data.image_size, data.seq_len,
+        )  # fmt: skip
     else:
         train_set, test_set = build_datasets(
             data.name,

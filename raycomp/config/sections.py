@@ -130,7 +130,9 @@ class DataConfig(Section):
     user's own data instead: a callable, called with ``init_args``, returning ``(train, eval)`` Datasets
     (raycomp builds and shards the loaders) or an object with ``train_dataloader()`` and ``val_dataloader()``
     (a LightningDataModule; its loaders are used as they are). A relative ``root`` of the file readers is
-    made absolute against the directory the config is read in, as the trials run elsewhere.
+    made absolute against the directory the config is read in, as the trials run elsewhere. ``hf_dataset``
+    reads a local Hugging Face dataset at ``root`` (``raycomp.data.hf_dataset``): its ``train_split`` and
+    ``eval_split``, ``input_column`` (images or text; null: ``image`` or ``text``) and ``label_column``.
     """
 
     name: str = "synthetic"
@@ -138,6 +140,10 @@ class DataConfig(Section):
     init_args: dict[str, Any] = Field(default_factory=dict)
     root: str | None = None
     image_size: int = Field(224, ge=8)
+    train_split: str = "train"
+    eval_split: str = "validation"
+    input_column: str | None = None
+    label_column: str = "label"
     seed: int | None = Field(None, ge=0, le=MAX_SEED)
     num_train: int = Field(5000, ge=1, le=MAX_SAMPLES)
     num_test: int = Field(1000, ge=1, le=MAX_SAMPLES)
@@ -183,6 +189,12 @@ class DataConfig(Section):
             problems = folder_problems(self.root)
             if problems:
                 raise Invalid([(("root",), problem) for problem in problems])
+        if self.name == "hf_dataset" and self.class_path is None:
+            from raycomp.data.hf_dataset import hf_problems
+
+            found = hf_problems(self.root, (self.train_split, self.eval_split), (self.input_column, self.label_column))
+            if found:
+                raise Invalid([((key,), problem) for key, problem in found])
         return self
 
     @model_validator(mode="after")
@@ -200,7 +212,7 @@ class DataConfig(Section):
         """Samples in the training set: what a step count per epoch is computed from (text: reads the corpus)."""
         from raycomp.data import TEXT_DATASETS
 
-        if self.class_path is not None or self.name == "image_folder":
+        if self.class_path is not None or self.name in ("image_folder", "hf_dataset"):
             from raycomp.data.loaders import user_train_size
 
             return user_train_size(self)

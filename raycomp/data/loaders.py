@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from raycomp.config import DataConfig
 
 TEXT_DATASETS: tuple[str, ...] = ("stdlib_text", "text_files")  # token sequences, for language models
-FILE_DATASETS: tuple[str, ...] = ("image_folder",)  # the user's files, read where data.root points
+FILE_DATASETS: tuple[str, ...] = ("image_folder", "hf_dataset")  # the user's files, read where data.root points
 DATASET_NAMES: tuple[str, ...] = ("synthetic", "cifar10", *TEXT_DATASETS, *FILE_DATASETS)
 
 
@@ -137,6 +137,10 @@ def text_train_size(name: str, root: str | None, seq_len: int, max_bytes: int) -
 
 def user_train_size(data: DataConfig) -> int:
     """Training samples of an image folder or of the user's data (called once per process: datasets are built)."""
+    if data.class_path is None and data.name == "hf_dataset":
+        from raycomp.data.hf_dataset import load_splits
+
+        return len(load_splits(str(data.root))[data.train_split])
     if data.class_path is None:
         from raycomp.data.image_folder import train_size
 
