@@ -58,12 +58,14 @@ def hand_loop(network: torch.nn.Module, loader, optimizer, epochs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--per-class", type=int, default=80)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--per-class", type=int, default=40)
     parser.add_argument("--image-size", type=int, default=32)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (1: steadier on a shared machine)")
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
     if args.quick:
         args.repeats, args.epochs, args.per_class = 1, 1, 8
     with tempfile.TemporaryDirectory() as folder:
@@ -102,6 +104,7 @@ def main() -> None:
             rows.append((times["hand"], times["trainer"]))
     hand_s, trainer_s = [r[0] for r in rows], [r[1] for r in rows]
     ratios = sorted(t / h for h, t in rows)
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
     print(f"# {cpu_model()}, torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(
         f"# torchvision.models.resnet18 by class_path, image_folder of 4x{args.per_class} PNGs at "
@@ -111,7 +114,10 @@ def main() -> None:
     print(
         f"Trainer s:   median {statistics.median(trainer_s):.2f} (min {min(trainer_s):.2f}, max {max(trainer_s):.2f})"
     )
-    print(f"ratio Trainer/hand: median {statistics.median(ratios):.3f}x (min {ratios[0]:.3f}, max {ratios[-1]:.3f})")
+    print(
+        f"ratio Trainer/hand: median {statistics.median(ratios):.3f}x (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f},"
+        f" min {ratios[0]:.3f}, max {ratios[-1]:.3f})"
+    )
 
 
 if __name__ == "__main__":

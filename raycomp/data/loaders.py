@@ -150,5 +150,7 @@ def user_train_size(data: DataConfig) -> int:
     user = call_user_data(data.class_path, data.init_args)
     if user.datasets is not None:
         return len(user.datasets[0])
-    loader = user.module.train_dataloader()
-    return len(loader.dataset)
+    from raycomp.data.user_data import module_loaders
+
+    train, _ = module_loaders(user.module, 1, 0, 0)  # after its prepare_data and setup, as in training
+    return len(train.dataset)
