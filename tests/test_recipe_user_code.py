@@ -178,3 +178,26 @@ def test_a_data_modules_loaders_are_sharded_under_ddp_and_kept_otherwise(user_pr
     assert all(isinstance(train.sampler, DistributedSampler) and train.batch_size == 4 for train, _ in shards)
     assert sorted(train_indices[0] + train_indices[1]) == list(range(10))  # each sample on one rank
     assert [len(list(val.sampler)) for _, val in shards] == [3, 3]
+
+
+def test_a_timm_model_by_class_path_trains_a_few_steps_with_blurpool(user_project):
+    pytest.importorskip("timm")
+    model = {"class_path": "timm.create_model", "init_args": {"model_name": "resnet18", "num_classes": 3}}
+    trainer = build_trainer(_config(model=model, max_duration="2ba", algorithms={"blurpool": {}}), device="cpu")
+    trainer.fit()
+    assert trainer.state.timestamp.batch == 2
+    assert any(isinstance(module, BlurConv2d) for module in trainer.state.model.modules())
+
+
+def test_a_hugging_face_model_built_from_a_config_trains_with_fused_layernorm(user_project):
+    pytest.importorskip("transformers")
+    vit = {"image_size": 8, "patch_size": 4, "num_labels": 3, "hidden_size": 16, "num_hidden_layers": 1,
+           "num_attention_heads": 2, "intermediate_size": 32}  # fmt: skip
+    model = {"class_path": "raycomp.models.hugging_face.from_config",
+             "init_args": {"model_class": "transformers.ViTForImageClassification", "config": vit}}  # fmt: skip
+    config = _config(model=model, max_duration="2ba", algorithms={"fused_layernorm": {}})
+    trainer = build_trainer(config, device="cpu")
+    trainer.fit()
+    assert trainer.state.timestamp.batch == 2 and not any(
+        type(module) is torch.nn.LayerNorm for module in trainer.state.model.modules()
+    )  # each LayerNorm found and replaced
