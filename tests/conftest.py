@@ -74,7 +74,11 @@ def user_project(tmp_path, monkeypatch):
     from user_code import ODD_MODULE
 
     project = tmp_path / "project"
-    shutil.copytree(Path(__file__).parents[1] / "examples" / "own_model", project)
+    shutil.copytree(
+        Path(__file__).parents[1] / "examples" / "own_model",
+        project,
+        ignore=shutil.ignore_patterns("images", "runs", "__pycache__"),
+    )
     (project / "my_project" / "odd.py").write_text(ODD_MODULE)
     monkeypatch.syspath_prepend(str(project))
     yield project

@@ -29,7 +29,7 @@ SHRINK = [  # a few seconds per trial on 2 cores
 @pytest.mark.subprocess_cli
 def test_the_own_model_example_sweeps_a_user_package_on_an_image_folder(tmp_path):
     project = tmp_path / "own_model"
-    shutil.copytree(EXAMPLE, project)
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("images", "runs", "__pycache__"))
     env = {key: value for key, value in os.environ.items() if key != "RAYCOMP_PLUGINS"}
     made = subprocess.run(
         [sys.executable, "-c", "from my_project.data import write_image_folder as w; w('images', 3, (12, 6), 16)"],
