@@ -9,6 +9,7 @@ prints as ``file:line: model.class_path: ...`` like every other config error.
 
 from __future__ import annotations
 
+import copy
 import re
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -47,44 +48,51 @@ def _model_problems(config: ExperimentConfig) -> list[Problem]:
     return problems
 
 
-def _build_model(config: ExperimentConfig) -> Any:
+def _build_model(config: ExperimentConfig, meta: bool = True) -> Any:
     """The user's model, on the ``meta`` device when it builds there (no memory), else on the CPU."""
     import torch
 
     from raycomp.models import build_user_model
 
     model = config.model
-    try:
-        with torch.device("meta"):
-            return build_user_model(str(model.class_path), model.init_args)
-    except TypeError:  # a wrong argument or return type: the same on any device
-        raise
-    except Exception:  # some modules cannot be built without real tensors
-        return build_user_model(str(model.class_path), model.init_args)
+    if meta:
+        try:
+            with torch.device("meta"):
+                return build_user_model(str(model.class_path), model.init_args)
+        except TypeError:  # a wrong argument or return type: the same on any device
+            raise
+        except Exception:  # some modules cannot be built without real tensors
+            pass
+    return build_user_model(str(model.class_path), model.init_args)
 
 
 def _surgery_refusal(config: ExperimentConfig, algorithm: Any) -> str | None:
     """Why ``algorithm``'s model surgery cannot apply to the user's model (None: it finds its targets).
 
     The surgery runs at INIT on a fresh copy of the model, as in training; changing nothing (its warning)
-    or failing is the refusal, so it is said before any run rather than warned in every trial's log.
+    or failing is the refusal, so it is said before any run rather than warned in every trial's log. It is
+    tried on the ``meta`` model first, and on a real one if it fails there (surgery reading values).
     """
     from raycomp.core import Engine, Event, Logger, State
 
     label = f"{type(algorithm).__name__} cannot apply to {config.model.class_path}"
-    model = _build_model(config)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            state = State(model, "1ep", algorithms=[algorithm])
-            Engine(state, Logger()).run_event(Event.INIT)
-        except Exception as error:
-            return f"{label}: {one_line(error)}"
-    changed = [str(w.message).split(": ", 1)[-1] for w in caught if "changed no" in str(w.message)]
-    if changed:
-        return f"{label}: {changed[0]}"
-    if type(algorithm).__name__ == "ChannelsLast" and not any(p.dim() == 4 for p in model.parameters()):
-        return f"{label}: the model has no 4-D weights (convolutions) to store channels-last"
+    for meta in (True, False):
+        model = _build_model(config, meta=meta)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                state = State(model, "1ep", algorithms=[copy.deepcopy(algorithm)])
+                Engine(state, Logger()).run_event(Event.INIT)
+            except Exception as error:
+                if meta:
+                    continue
+                return f"{label}: {one_line(error)}"
+        changed = [str(w.message).split(": ", 1)[-1] for w in caught if "changed no" in str(w.message)]
+        if changed:
+            return f"{label}: {changed[0]}"
+        if type(algorithm).__name__ == "ChannelsLast" and not any(p.dim() == 4 for p in model.parameters()):
+            return f"{label}: the model has no 4-D weights (convolutions) to store channels-last"
+        return None
     return None
 
 

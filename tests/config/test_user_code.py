@@ -181,3 +181,22 @@ def test_a_sweep_may_search_the_user_models_arguments(user_project):
     with pytest.raises(ConfigError, match=r"sweep\.space\.model\.init_args\.dropot: TinyResNet takes no argument "
                                           r"'dropot' \(did you mean 'dropout'\?"):  # fmt: skip
         ExperimentConfig.from_dict({**base, "sweep": {"space": {"model.init_args.dropot": {"choice": [0.2]}}}})
+
+
+def test_transformer_surgery_finds_its_targets_in_a_hugging_face_gpt2_built_from_a_config(tmp_path):
+    pytest.importorskip("transformers")
+    path = write(tmp_path, """\
+        model:
+          class_path: raycomp.models.hugging_face.from_config
+          init_args:
+            model_class: transformers.GPT2LMHeadModel
+            config: {n_layer: 1, n_embd: 32, n_head: 2, n_positions: 64, vocab_size: 256}
+        algorithms: {alibi: {max_sequence_length: 128}, gated_linear_units: {}, fused_layernorm: {}}
+        """)  # fmt: skip
+    assert list(load_experiment(path).algorithms) == ["alibi", "gated_linear_units", "fused_layernorm"]
+    not_a_model = write(tmp_path, "model:\n  class_path: raycomp.models.hugging_face.from_config\n"
+                        "  init_args: {model_class: torch.nn.Linear}\n", "linear.yaml")  # fmt: skip
+    assert only_problem(not_a_model) == (
+        f"{not_a_model}:3: model.init_args: calling raycomp.models.hugging_face.from_config failed: TypeError: "
+        "torch.nn.Linear has no config_class: it is not a Hugging Face transformers model class"
+    )
