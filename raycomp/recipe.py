@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import torch
+from torch.utils.data import DataLoader
 
 from raycomp import keys
 from raycomp.config import ExperimentConfig
@@ -23,6 +24,7 @@ from raycomp.core.schedulers import (
     StepScheduler,
 )
 from raycomp.data import build_dataloader, build_datasets
+from raycomp.data.loaders import world_and_rank
 from raycomp.models import build_model_for
 from raycomp.trainer import Trainer
 
@@ -61,6 +63,50 @@ def data_seed(config: ExperimentConfig) -> int:
     return config.seed if config.data.seed is None else config.data.seed
 
 
+def build_loaders(config: ExperimentConfig) -> tuple[DataLoader, DataLoader]:
+    """``(train, eval)`` loaders of this rank: a built-in dataset or the user's (``data.class_path``).
+
+    Datasets, built-in or the user's, go through ``build_dataloader`` (seeded order, sharded across DDP
+    workers); a user's data module's loaders are used as they are, sharded under DDP (``raycomp.data.user_data``).
+    """
+    data = config.data
+    if data.class_path is not None:
+        from raycomp.data.user_data import call_user_data, module_loaders
+
+        user = call_user_data(data.class_path, data.init_args)
+        if user.datasets is None:
+            world, rank = world_and_rank()
+            return module_loaders(user.module, world, rank, config.seed)
+        train_set, test_set = user.datasets
+    elif data.name == "hf_dataset":
+        from raycomp.data.hf_dataset import hf_datasets
+
+        train_set, test_set = hf_datasets(
+            str(data.root), data.train_split, data.eval_split, data.input_column, data.label_column,
+            data.image_size, data.seq_len,
+        )  # fmt: skip
+    else:
+        train_set, test_set = build_datasets(
+            data.name,
+            root=data.root,
+            num_train=data.num_train,
+            num_test=data.num_test,
+            seed=data_seed(config),
+            seq_len=data.seq_len,
+            max_bytes=data.max_bytes,
+            image_size=data.image_size,
+        )
+    train_loader = build_dataloader(
+        train_set,
+        data.batch_size,
+        seed=config.seed,
+        num_workers=data.num_workers,
+        drop_last=config.compile is not False,  # compiled with static shapes: every training batch full
+    )
+    eval_loader = build_dataloader(test_set, data.eval_batch_size, shuffle=False, num_workers=data.num_workers)
+    return train_loader, eval_loader
+
+
 def build_trainer(
     config: ExperimentConfig,
     *,
@@ -78,24 +124,7 @@ def build_trainer(
     trained with but the config lacks (the Trainer's ``load_recreate_required_algorithms``).
     ``progress_bar=None`` shows one on a terminal; ``save_folder`` adds the Trainer's own CheckpointSaver.
     """
-    data = config.data
-    train_set, test_set = build_datasets(
-        data.name,
-        root=data.root,
-        num_train=data.num_train,
-        num_test=data.num_test,
-        seed=data_seed(config),
-        seq_len=data.seq_len,
-        max_bytes=data.max_bytes,
-    )
-    train_loader = build_dataloader(
-        train_set,
-        data.batch_size,
-        seed=config.seed,
-        num_workers=data.num_workers,
-        drop_last=config.compile is not False,  # compiled with static shapes: every training batch full
-    )
-    eval_loader = build_dataloader(test_set, data.eval_batch_size, shuffle=False, num_workers=data.num_workers)
+    train_loader, eval_loader = build_loaders(config)
     torch.manual_seed(config.seed)  # the same initial weights on every rank and every retry
     model = build_model_for(config)
     optimizer = build_optimizer(config, model)

@@ -61,3 +61,26 @@ def pytest_collection_modifyitems(config, items):
     # fill in at the end. With `--dist worksteal` (README) a worker that runs out takes tests from the other; with
     # the default `--dist load` one worker ran the last long tests for minutes while the other idled.
     items.sort(key=lambda item: cost[item.nodeid])
+
+
+@pytest.fixture
+def user_project(tmp_path, monkeypatch):
+    """A user's project in a temporary folder, importable as ``my_project`` (examples/own_model's package, plus
+    ``my_project.odd``: callables that return the wrong things, and a RaycompModel with its own loss)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    from user_code import ODD_MODULE
+
+    project = tmp_path / "project"
+    shutil.copytree(
+        Path(__file__).parents[1] / "examples" / "own_model",
+        project,
+        ignore=shutil.ignore_patterns("images", "runs", "__pycache__"),
+    )
+    (project / "my_project" / "odd.py").write_text(ODD_MODULE)
+    monkeypatch.syspath_prepend(str(project))
+    yield project
+    for name in [name for name in sys.modules if name == "my_project" or name.startswith("my_project.")]:
+        del sys.modules[name]

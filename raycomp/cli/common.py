@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from raycomp.cli.interrupt import INTERRUPTED, quiet_interrupts
 from raycomp.config import ExperimentConfig, load_experiment
+from raycomp.config.user_code import user_code_on_path
 from raycomp.errors import EXIT_INTERRUPTED, ConfigError, RaycompError, TrackingUnavailable
 from raycomp.redaction import redacted
 
@@ -33,7 +34,10 @@ def load_experiment_or_exit(path: str, overrides: list[str]) -> ExperimentConfig
     """The validated config, or every problem on stderr and exit code 2, before anything starts.
 
     Ctrl-C while reading it (a slow disk, a named pipe) is ``interrupted`` and exit code 130, as later.
+    The working directory is put on ``sys.path`` and ``PYTHONPATH`` first, so a ``class_path`` may name a
+    package in it, here and in the Ray workers this command starts.
     """
+    user_code_on_path()  # the user's packages beside the YAML: importable here and in every Ray worker
     try:
         return load_experiment(path, overrides)
     except ConfigError as error:

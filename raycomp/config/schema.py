@@ -117,7 +117,9 @@ class ExperimentConfig(Section):
     @model_validator(mode="after")
     def _check_workload(self) -> ExperimentConfig:
         """The model fits the data, and each eval metric builds (reported at its key, not mid-run)."""
-        problems = model_data_problems(self.model.name, self.data.name)
+        problems = []
+        if self.model.class_path is None and self.data.class_path is None:  # user code: its fit shows when built
+            problems += model_data_problems(self.model.name, self.data.name)
         problems += eval_metric_problems(self.eval.metric_classes(), self.metric_num_classes)
         if problems:
             raise Invalid(problems)
@@ -190,7 +192,7 @@ class ExperimentConfig(Section):
     @property
     def metric_num_classes(self) -> int:
         """The classes an eval metric's ``num_classes`` defaults to: the model's, or a language model's vocabulary."""
-        return metric_num_classes(self.data.name, self.model.num_classes)
+        return metric_num_classes(self.data.name, self.model.num_classes_for_metrics)
 
     def without_algorithms(self, names: Iterable[str]) -> ExperimentConfig:
         """This config without the named algorithms, nor sweeps of their arguments (a baseline trial)."""
@@ -216,9 +218,13 @@ class ExperimentConfig(Section):
         return self.model_dump(mode="json")
 
     def flatten(self) -> dict[str, Any]:
-        """Dotted key -> scalar, for logging params; algorithms show every argument, defaults included."""
+        """Dotted key -> scalar, for logging params; algorithms show every argument, defaults included, and a
+        user model or data its ``class_path`` and each ``init_args`` value (not the unused built-in name)."""
         data = self.to_dict()
         data["algorithms"] = {name: _effective_args(name, args) for name, args in self.algorithms.items()}
+        for section in ("model", "data"):  # a class_path replaces the built-in name: do not show one as trained
+            if data[section]["class_path"] is not None:
+                del data[section]["name"]
         flat: dict[str, Any] = {}
         _flatten_into(flat, "", data)
         return flat

@@ -7,11 +7,22 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from raycomp.config.messages import Invalid, one_of, show
+from raycomp.config.user_code import class_path_problems
 from raycomp.core.time import Time, TimeUnit
 
 
@@ -47,13 +58,19 @@ ProperFraction = Annotated[float, Field(ge=0, lt=1)]  # [0, 1)
 
 
 class ModelConfig(Section):
-    """The network, by name in ``raycomp.models.MODEL_NAMES``.
+    """The network, by name in ``raycomp.models.MODEL_NAMES``, or the user's own by ``class_path``.
 
     ``num_classes`` sizes a classifier; ``d_model``, ``n_layers``, ``n_heads`` and ``dropout`` size a language
     model (``gpt``, ``gpt2_hf``), whose sequence length is ``data.seq_len`` and vocabulary the 256 bytes.
+    ``class_path`` names any importable class or function returning an ``nn.Module``, called with
+    ``init_args`` (LightningCLI's convention): a ``RaycompModel`` brings its own loss and metrics, any other
+    module maps inputs to logits and is trained as a classifier (cross-entropy). Then ``name`` and the sizes
+    are not read; ``init_args.num_classes``, when given, is what eval metrics count classes by.
     """
 
     name: str = "cnn"
+    class_path: str | None = Field(None, min_length=1)
+    init_args: dict[str, Any] = Field(default_factory=dict)
     num_classes: int = Field(10, ge=2)
     d_model: int = Field(128, ge=1)
     n_layers: int = Field(4, ge=1)
@@ -66,6 +83,26 @@ class ModelConfig(Section):
         from raycomp.models import MODEL_NAMES
 
         return one_of(name, MODEL_NAMES, "model")
+
+    @field_validator("init_args", mode="before")
+    @classmethod
+    def _no_arguments(cls, data: Any) -> Any:
+        return {} if data is None else data  # ``init_args:`` left empty in YAML
+
+    @model_validator(mode="after")
+    def _user_code_imports(self) -> ModelConfig:
+        if self.class_path is not None and self.name != "cnn":  # "cnn", the default, is what to_dict writes
+            raise Invalid([(("name",), "give model.name or model.class_path, not both")])
+        problems = class_path_problems(self.class_path, self.init_args, "model")
+        if problems:
+            raise Invalid(problems)
+        return self
+
+    @property
+    def num_classes_for_metrics(self) -> int:
+        """The classes a classifier's eval metrics count: ``init_args.num_classes`` of a user model if set."""
+        given = self.init_args.get("num_classes") if self.class_path else None
+        return given if isinstance(given, int) and not isinstance(given, bool) and given >= 2 else self.num_classes
 
     @model_validator(mode="after")
     def _heads_divide_width(self) -> ModelConfig:
@@ -87,10 +124,26 @@ class DataConfig(Section):
     the experiment's ``seed``); a sweep's repeats change the experiment's seed (initialisation, data order,
     sampling) but keep the data. The text sets (``stdlib_text``, ``text_files``) are cut into ``seq_len``-byte
     sequences; ``max_bytes`` caps how much of the standard library's source ``stdlib_text`` reads.
+
+    ``image_folder`` reads ``root/train/<class>/*`` and ``root/val/<class>/*`` (torchvision's ``ImageFolder``),
+    resized and cropped to ``image_size`` (random crops and flips for training). ``class_path`` names the
+    user's own data instead: a callable, called with ``init_args``, returning ``(train, eval)`` Datasets
+    (raycomp builds and shards the loaders) or an object with ``train_dataloader()`` and ``val_dataloader()``
+    (a LightningDataModule; its loaders are used as they are). A relative ``root`` of the file readers is
+    made absolute against the directory the config is read in, as the trials run elsewhere. ``hf_dataset``
+    reads a local Hugging Face dataset at ``root`` (``raycomp.data.hf_dataset``): its ``train_split`` and
+    ``eval_split``, ``input_column`` (images or text; null: ``image`` or ``text``) and ``label_column``.
     """
 
     name: str = "synthetic"
+    class_path: str | None = Field(None, min_length=1)
+    init_args: dict[str, Any] = Field(default_factory=dict)
     root: str | None = None
+    image_size: int = Field(224, ge=8)
+    train_split: str = "train"
+    eval_split: str = "validation"
+    input_column: str | None = None
+    label_column: str = "label"
     seed: int | None = Field(None, ge=0, le=MAX_SEED)
     num_train: int = Field(5000, ge=1, le=MAX_SAMPLES)
     num_test: int = Field(1000, ge=1, le=MAX_SAMPLES)
@@ -107,6 +160,43 @@ class DataConfig(Section):
 
         return one_of(name, DATASET_NAMES, "dataset")
 
+    @field_validator("init_args", mode="before")
+    @classmethod
+    def _no_arguments(cls, data: Any) -> Any:
+        return {} if data is None else data
+
+    @field_validator("root")
+    @classmethod
+    def _absolute_root(cls, root: str | None, info: ValidationInfo) -> str | None:
+        from raycomp.data import FILE_DATASETS
+
+        return os.path.abspath(root) if root and info.data.get("name") in FILE_DATASETS else root
+
+    @model_validator(mode="after")
+    def _user_code_imports(self) -> DataConfig:
+        if self.class_path is not None and self.name != "synthetic":  # the default, as to_dict writes it
+            raise Invalid([(("name",), "give data.name or data.class_path, not both")])
+        problems = class_path_problems(self.class_path, self.init_args, "data")
+        if problems:
+            raise Invalid(problems)
+        return self
+
+    @model_validator(mode="after")
+    def _folders_exist(self) -> DataConfig:
+        if self.name == "image_folder" and self.class_path is None:
+            from raycomp.data.image_folder import folder_problems
+
+            problems = folder_problems(self.root)
+            if problems:
+                raise Invalid([(("root",), problem) for problem in problems])
+        if self.name == "hf_dataset" and self.class_path is None:
+            from raycomp.data.hf_dataset import hf_problems
+
+            found = hf_problems(self.root, (self.train_split, self.eval_split), (self.input_column, self.label_column))
+            if found:
+                raise Invalid([((key,), problem) for key, problem in found])
+        return self
+
     @model_validator(mode="after")
     def _root_for_cifar(self) -> DataConfig:
         if self.name == "cifar10" and self.root is None:
@@ -122,6 +212,10 @@ class DataConfig(Section):
         """Samples in the training set: what a step count per epoch is computed from (text: reads the corpus)."""
         from raycomp.data import TEXT_DATASETS
 
+        if self.class_path is not None or self.name in ("image_folder", "hf_dataset"):
+            from raycomp.data.loaders import user_train_size
+
+            return user_train_size(self)
         if self.name in TEXT_DATASETS:
             from raycomp.data.loaders import text_train_size
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import yaml
 
-from raycomp.config.messages import KeyPath, show, show_text
+from raycomp.config.messages import KeyPath, format_problems, show, show_text
+from raycomp.config.preflight import user_code_problems
 from raycomp.config.schema import ExperimentConfig
 from raycomp.config.sweep import assign
 from raycomp.config.yaml_text import Refused, load_value, parse_yaml, read_text
@@ -42,7 +43,10 @@ def _apply_override(data: dict[str, Any], item: str, locations: dict[KeyPath, st
 
 
 def load_experiment(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> ExperimentConfig:
-    """Reads an experiment YAML, applies ``--set key.path=value`` overrides in order, and validates it."""
+    """Reads an experiment YAML, applies ``--set key.path=value`` overrides in order, and validates it.
+
+    A ``model.class_path`` or ``data.class_path`` is also called once (``preflight``): what it returns is checked.
+    """
     source = os.fspath(path)
     data, lines = parse_yaml(read_text(source), source)
     if data is None:  # an empty file (or comments only) is a mistake, not a request for every default
@@ -60,6 +64,9 @@ def load_experiment(path: str | os.PathLike[str], overrides: Sequence[str] = ())
         raise ConfigError(problems)
     config = ExperimentConfig.from_dict(data, source=source, locations=locations)
     check_data_source(config, locations.get(("data", "root"), source))
+    problems = user_code_problems(config)  # the user's model and data callables, called once, here
+    if problems:
+        raise ConfigError(format_problems(problems, source, locations))
     return config
 
 

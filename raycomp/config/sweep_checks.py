@@ -109,12 +109,29 @@ def _objective_problem(config: ExperimentConfig) -> str | None:
     return f"{metric!r} is not computed: the evaluator computes {names} (name more metrics under eval.metrics)"
 
 
+def _init_arg_problem(config: ExperimentConfig, section: str, argument: str) -> str | None:
+    """``model.init_args.<argument>`` is sweepable when the section's ``class_path`` callable takes it."""
+    from raycomp.config.user_code import argument_problems, import_callable
+
+    class_path = getattr(config, section).class_path
+    if class_path is None:
+        return f"{section}.init_args are the arguments of {section}.class_path, which is not set"
+    try:
+        target = import_callable(class_path)
+    except ValueError:
+        return None  # reported at the section's class_path
+    found = argument_problems(target, {argument: None}, section)
+    return next((message for key, message in found if key == ("init_args", argument)), None)
+
+
 def _swept_path_problem(config: ExperimentConfig, path: str, leaves: set[str]) -> str | None:
     if path == SELECTION and config.sweep is not None:
         missing = [name for name in config.sweep.selectable_algorithms() if name not in config.algorithms]
         listed = ", ".join(repr(name) for name in missing)
         return f"lists {listed} but not under algorithms (configure each with its arguments there)" if missing else None
     parts = path.split(".")
+    if len(parts) == 3 and parts[0] in ("model", "data") and parts[1] == "init_args":
+        return _init_arg_problem(config, parts[0], parts[2])
     if parts[0] != "algorithms":
         if path in leaves:
             return None

@@ -9,6 +9,7 @@ mid-epoch resume replay exactly the batches it would have seen.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
@@ -18,11 +19,15 @@ from raycomp.data.cifar10 import CIFAR10
 from raycomp.data.synthetic import SyntheticCIFAR
 from raycomp.data.text import DEFAULT_MAX_BYTES, TokenSequences, load_streams
 
+if TYPE_CHECKING:
+    from raycomp.config import DataConfig
+
 TEXT_DATASETS: tuple[str, ...] = ("stdlib_text", "text_files")  # token sequences, for language models
-DATASET_NAMES: tuple[str, ...] = ("synthetic", "cifar10", *TEXT_DATASETS)
+FILE_DATASETS: tuple[str, ...] = ("image_folder", "hf_dataset")  # the user's files, read where data.root points
+DATASET_NAMES: tuple[str, ...] = ("synthetic", "cifar10", *TEXT_DATASETS, *FILE_DATASETS)
 
 
-def _world_and_rank() -> tuple[int, int]:
+def world_and_rank() -> tuple[int, int]:
     if dist.is_available() and dist.is_initialized():
         return dist.get_world_size(), dist.get_rank()
     return 1, 0
@@ -38,7 +43,7 @@ def build_dataloader(
     num_workers: int = 0,
 ) -> DataLoader:
     """A DataLoader over this rank's shard of ``dataset``, ordered by ``(seed, epoch)`` alone."""
-    world, rank = _world_and_rank()
+    world, rank = world_and_rank()
     sampler = DistributedSampler(
         dataset, num_replicas=world, rank=rank, shuffle=shuffle, seed=seed, drop_last=drop_last
     )
@@ -62,12 +67,14 @@ def build_datasets(
     seq_len: int = 128,
     max_bytes: int = DEFAULT_MAX_BYTES,
     cache_dir: str | None = None,
+    image_size: int = 224,
 ) -> tuple[Dataset, Dataset]:
     """``(train, test)`` for a dataset name; ``num_train``/``num_test``/``seed`` size the synthetic set only.
 
     CIFAR-10 is always its full 50,000/10,000 split, read from ``root``. The text sets (``raycomp.data.text``)
     are ``seq_len``-byte ``TokenSequences`` of the stdlib's sources (at most ``max_bytes``) or of the text
     file or folder ``root``, tokenised once and cached in ``cache_dir`` (None: ``default_cache_dir()``).
+    ``image_folder`` is ``root``'s ``train/`` and ``val/`` at ``image_size`` (``raycomp.data.image_folder``).
     """
     if name == "synthetic":
         return _synthetic(num_train, num_test, seed)
@@ -77,6 +84,12 @@ def build_datasets(
         return CIFAR10(root, train=True), CIFAR10(root, train=False)
     if name in TEXT_DATASETS:
         return _text(name, root, seq_len, max_bytes, cache_dir)
+    if name == "image_folder":
+        from raycomp.data.image_folder import image_folder_datasets
+
+        if root is None:
+            raise ValueError("dataset 'image_folder' needs root: a folder holding train/ and val/")
+        return image_folder_datasets(root, image_size)
     raise ValueError(f"unknown dataset {name!r}; valid names are {', '.join(DATASET_NAMES)}")
 
 
@@ -103,3 +116,24 @@ def _text(name: str, root: str | None, seq_len: int, max_bytes: int, cache_dir: 
 def text_train_size(name: str, root: str | None, seq_len: int, max_bytes: int) -> int:
     """Training sequences of a text dataset: what a step count per epoch is computed from (reads the cache)."""
     return len(_text(name, root, seq_len, max_bytes, None)[0])
+
+
+def user_train_size(data: DataConfig) -> int:
+    """Training samples of an image folder or of the user's data (called once per process: datasets are built)."""
+    if data.class_path is None and data.name == "hf_dataset":
+        from raycomp.data.hf_dataset import load_splits
+
+        return len(load_splits(str(data.root))[data.train_split])
+    if data.class_path is None:
+        from raycomp.data.image_folder import train_size
+
+        return train_size(str(data.root))
+    from raycomp.data.user_data import call_user_data
+
+    user = call_user_data(data.class_path, data.init_args)
+    if user.datasets is not None:
+        return len(user.datasets[0])
+    from raycomp.data.user_data import module_loaders
+
+    train, _ = module_loaders(user.module, 1, 0, 0)  # after its prepare_data and setup, as in training
+    return len(train.dataset)

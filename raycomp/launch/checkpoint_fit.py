@@ -39,9 +39,13 @@ def check_fits(config: ExperimentConfig, path: Path, recreate_required: bool = F
     if mismatches:
         shown = "; ".join(mismatches[:_SHOWN])
         more = f"; and {len(mismatches) - _SHOWN} more" if len(mismatches) > _SHOWN else ""
-        raise CheckpointError(
-            f"{path} does not fit model {config.model.name} (num_classes {config.model.num_classes}): {shown}{more}"
+        model = config.model
+        named = (
+            f"{model.class_path} {model.init_args}"
+            if model.class_path
+            else f"{model.name} (num_classes {model.num_classes})"
         )
+        raise CheckpointError(f"{path} does not fit model {named}: {shown}{more}")
 
 
 def expected_model_state(config: ExperimentConfig, payload: Mapping[str, Any]) -> dict[str, torch.Tensor]:

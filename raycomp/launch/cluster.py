@@ -54,6 +54,10 @@ def init_ray(
         return
     address = address or os.environ.get("RAY_ADDRESS")
     if address:
+        from raycomp.shipped import ENV as SHIPPED
+
+        if SHIPPED in os.environ:  # callables given to raycomp.api.sweep, for the cluster's workers
+            env_vars[SHIPPED] = os.environ[SHIPPED]
         if "://" not in address and address != "auto":
             env_vars["RAY_ADDRESS"] = address  # Train's placement-group cleaner must find this cluster
         with sigterm_kept():

@@ -9,8 +9,8 @@ is ``build_model_for(config)``, which takes the sequence length from ``data.seq_
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
@@ -55,9 +55,28 @@ def build_model(name: str, num_classes: int = 10, *, gpt: GPTConfig | None = Non
     raise ValueError(f"unknown model {name!r}; valid names are {', '.join(MODEL_NAMES)}")
 
 
+def as_raycomp_model(module: object, class_path: str) -> RaycompModel:
+    """What a user's model callable returned, ready to train: a ``RaycompModel`` as it is, any other
+    ``nn.Module`` as a cross-entropy classifier of its logits; a ``TypeError`` for anything else."""
+    if isinstance(module, RaycompModel):
+        return module
+    if isinstance(module, nn.Module):
+        return ClassifierModel(module)
+    raise TypeError(f"{class_path} returned a {type(module).__name__}, not a torch nn.Module")
+
+
+def build_user_model(class_path: str, init_args: Mapping[str, Any]) -> RaycompModel:
+    """The model ``class_path`` names, called with ``init_args`` (``model.class_path``; see ``as_raycomp_model``)."""
+    from raycomp.config.user_code import import_callable
+
+    return as_raycomp_model(import_callable(class_path)(**init_args), class_path)
+
+
 def build_model_for(config: ExperimentConfig) -> RaycompModel:
     """The model ``config`` describes: its ``model`` section, with ``data.seq_len`` for a language model."""
     model = config.model
+    if model.class_path is not None:
+        return build_user_model(model.class_path, model.init_args)
     if model.name not in _LANGUAGE_MODELS:
         return build_model(model.name, num_classes=model.num_classes)
     from raycomp.data import VOCAB_SIZE
@@ -84,8 +103,10 @@ __all__ = [
     "RaycompModel",
     "ResNetCIFAR",
     "SmallCNN",
+    "as_raycomp_model",
     "build_model",
     "build_model_for",
+    "build_user_model",
     "resnet20",
     "resnet56",
     "resnet_cifar",

@@ -73,7 +73,9 @@ class ClassifierModel(RaycompModel):
 
     def forward(self, batch: Batch) -> torch.Tensor:
         inputs, _ = batch
-        return self.module(inputs)
+        outputs = self.module(inputs)
+        # A Hugging Face model returns an output object; its logits are what a classifier's loss reads.
+        return outputs if isinstance(outputs, torch.Tensor) else outputs.logits
 
     def loss(self, outputs: torch.Tensor, batch: Batch, reduction: str = "mean") -> torch.Tensor:
         _, targets = batch

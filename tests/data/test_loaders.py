@@ -55,7 +55,7 @@ def test_build_datasets_synthetic() -> None:
 
 
 def test_build_datasets_errors() -> None:
-    assert DATASET_NAMES == ("synthetic", "cifar10", "stdlib_text", "text_files")
+    assert DATASET_NAMES == ("synthetic", "cifar10", "stdlib_text", "text_files", "image_folder", "hf_dataset")
     with pytest.raises(ValueError, match="root"):
         build_datasets("cifar10")
     with pytest.raises(ValueError, match=r"'mnist'.*synthetic, cifar10"):

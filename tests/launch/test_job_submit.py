@@ -151,9 +151,11 @@ def stop_head(proc: subprocess.Popen, temp_dir: str) -> list[str]:
     return [title(process) or str(process.pid) for process in ray_processes(proc, temp_dir)]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def ray_head():
-    """A Ray head on 127.0.0.1 with free ports, 2 CPUs and 2 trial slots; yields (dashboard URL, env)."""
+    """A Ray head on 127.0.0.1 with free ports, 2 CPUs and 2 trial slots; yields (dashboard URL, env).
+
+    One per module: its jobs run one after another, and a head takes seconds to start and stop."""
     from ray.job_submission import JobSubmissionClient
 
     gcs, dashboard, client, agent, agent_grpc, metrics, runtime_env = free_ports(7)
@@ -204,17 +206,15 @@ def ray_head():
         assert not alive, f"Ray processes of this head still alive: {alive}"
 
 
-def test_ray_job_submit_runs_a_sweep_on_the_cluster(ray_head, tmp_path):
+def submit_and_wait(address: str, env: dict[str, str], working_dir: Path, runtime_env: dict, experiment: Path) -> str:
+    """Submits ``python -m raycomp.tune experiment`` with ``working_dir`` uploaded; returns the job's logs
+    once it has succeeded (the test fails with them otherwise)."""
     from ray.job_submission import JobStatus, JobSubmissionClient
 
-    address, env = ray_head
-    storage = tmp_path / "runs"
-    experiment = tmp_path / "sweep.yaml"
-    experiment.write_text(EXPERIMENT.format(storage=storage))
     submission_id = f"raycomp-test-{os.getpid()}-{time.monotonic_ns()}"
     submit = [
         *("ray", "job", "submit", "--address", address, "--submission-id", submission_id, "--no-wait"),
-        *("--working-dir", str(REPO), "--runtime-env-json", json.dumps({"excludes": EXCLUDES})),
+        *("--working-dir", str(working_dir), "--runtime-env-json", json.dumps(runtime_env)),
         *("--", "python", "-m", "raycomp.tune", str(experiment)),
     ]
     started = time.monotonic()
@@ -239,6 +239,15 @@ def test_ray_job_submit_runs_a_sweep_on_the_cluster(ray_head, tmp_path):
     assert status == JobStatus.SUCCEEDED, f"job {submission_id} ended {status}; its logs:\n{logs[-8000:]}"
     # Train's placement-group cleaner found this cluster, not the test run's other local Ray.
     assert "Found multiple active Ray instances" not in logs, logs[-8000:]
+    return logs
+
+
+def test_ray_job_submit_runs_a_sweep_on_the_cluster(ray_head, tmp_path):
+    address, env = ray_head
+    storage = tmp_path / "runs"
+    experiment = tmp_path / "sweep.yaml"
+    experiment.write_text(EXPERIMENT.format(storage=storage))
+    submit_and_wait(address, env, REPO, {"excludes": EXCLUDES}, experiment)
 
     results = json.loads((storage / "job-submit" / "results.json").read_text())
     rows = {row["variant"]: row for row in results["trials"]}
@@ -246,3 +255,38 @@ def test_ray_job_submit_runs_a_sweep_on_the_cluster(ray_head, tmp_path):
     for row in rows.values():
         assert row["status"] == "TERMINATED", row
         assert isinstance(row["eval/accuracy"], float) and 0 <= row["eval/accuracy"] <= 1, row
+
+
+USER_EXPERIMENT = """\
+name: own-model-job
+model: {{class_path: my_project.nets.TinyResNet, init_args: {{num_classes: 3, widths: [8]}}}}
+data:
+  class_path: my_project.data.colour_squares
+  init_args: {{num_train: 64, num_eval: 32, num_classes: 3, size: 8}}
+  batch_size: 32
+max_duration: 1ep
+algorithms:
+  selective_backprop: {{keep: 0.5}}
+scaling: {{num_workers: 1}}
+tracking: {{enabled: false}}
+storage_path: {storage}
+sweep:
+  space:
+    algorithms.selective_backprop.keep: {{grid: [0.5]}}
+"""
+
+
+def test_ray_job_submit_with_a_user_package_as_the_working_dir(ray_head, tmp_path):
+    """The user's project folder is the job's working dir: its package imports in the driver, each Tune
+    trial and each Ray Train worker on the cluster (raycomp comes from the head's environment)."""
+    address, env = ray_head
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "examples" / "own_model", project, ignore=shutil.ignore_patterns("__pycache__"))
+    storage = tmp_path / "runs"
+    (project / "job.yaml").write_text(USER_EXPERIMENT.format(storage=storage))
+    submit_and_wait(address, env, project, {}, Path("job.yaml"))
+
+    results = json.loads((storage / "own-model-job" / "results.json").read_text())
+    rows = {row["variant"]: row for row in results["trials"]}
+    assert sorted(rows) == ["baseline", "method"], results
+    assert all(row["status"] == "TERMINATED" for row in rows.values()), results

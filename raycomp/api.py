@@ -1,0 +1,87 @@
+"""The sweep from Python, for notebooks and scripts: the same run as ``python -m raycomp.tune``.
+
+``sweep("experiments/sb.yaml", model=make_net, data=make_data)`` runs the experiment's sweep (repeats,
+control, verdicts, results files, report, MLflow) with the model and data built by the given callables
+instead of import paths: they are pickled by value and shipped to every trial (``raycomp.shipped``), so a
+function defined in a notebook works. ``model_args``/``data_args`` are their ``init_args``. The experiment
+is a YAML path or a mapping; ``overrides`` are ``--set`` items.
+
+The callables travel in the environment of the Ray this starts (or joins by ``address``): a Ray already
+started in this process by other code never sees them; name importable callables by ``class_path`` then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from raycomp.config import ConfigError, ExperimentConfig, load_experiment
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepResult:
+    """What a sweep left: its exit code (0: every trial finished) and where its results are."""
+
+    exit_code: int
+    folder: Path
+
+    @property
+    def results_json(self) -> Path:
+        return self.folder / "results.json"
+
+
+def sweep(
+    experiment: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    model: Callable[..., Any] | None = None,
+    model_args: Mapping[str, Any] | None = None,
+    data: Callable[..., Any] | None = None,
+    data_args: Mapping[str, Any] | None = None,
+    overrides: Sequence[str] = (),
+    address: str | None = None,
+    resume: bool = False,
+    report: bool = True,
+) -> SweepResult:
+    """Runs ``experiment``'s sweep; a bad config raises ``ConfigError`` (one line per problem) before Ray."""
+    from raycomp.cli.tune import _tune
+    from raycomp.config.preflight import user_code_problems
+    from raycomp.config.user_code import user_code_on_path
+    from raycomp.launch.run_folder import run_guarded
+    from raycomp.shipped import ship
+
+    user_code_on_path()
+    sets = list(overrides)
+    names = ship({fn.__name__: fn for fn in (model, data) if fn is not None})
+    for section, fn, args in (("model", model, model_args), ("data", data, data_args)):
+        if fn is not None:
+            default = "cnn" if section == "model" else "synthetic"  # a class_path replaces the built-in name
+            sets += [
+                f"{section}.class_path={names[fn.__name__]}",
+                f"{section}.init_args={json.dumps(dict(args or {}))}",
+                f"{section}.name={default}",
+            ]
+    if isinstance(experiment, Mapping):
+        source = "<python>"
+        config = ExperimentConfig.from_dict(experiment, source=source).with_overrides(_flat(sets))
+        problems = user_code_problems(config)
+        if problems:
+            raise ConfigError([f"{source}: {'.'.join(map(str, path))}: {message}" for path, message in problems])
+    else:
+        source = os.fspath(experiment)
+        config = load_experiment(source, sets)
+    args = argparse.Namespace(
+        experiment=source, overrides=sets, resume=resume, extend=False, no_report=not report, address=address
+    )
+    code = run_guarded(config, lambda: _tune(config, args), resume=resume)
+    return SweepResult(code, config.layout.local_dir)
+
+
+def _flat(items: Sequence[str]) -> dict[str, Any]:
+    from raycomp.config.yaml_text import load_value
+
+    return {key: load_value(value) for key, _, value in (item.partition("=") for item in items)}

@@ -1,0 +1,135 @@
+"""The user's own code named in YAML, LightningCLI's way: ``class_path`` (an import path) and ``init_args``.
+
+``model`` and ``data`` may name any importable callable (a class or a function) instead of a built-in name.
+Here it is imported and its signature checked against ``init_args``, each problem at its key, so a misspelt
+module, a missing attribute or an argument the callable lacks is one config line before anything starts.
+What the callable *returns* is checked later, once, by ``raycomp.config.preflight`` (it must be called).
+
+The directory a command runs from is importable (``user_code_on_path``), in the CLI and, through
+``PYTHONPATH``, in every Ray worker it starts: a package beside the experiment YAML just works.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import os
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from raycomp.config.messages import Problem, show, suggest
+from raycomp.errors import one_line
+
+_ARGUMENT_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def user_code_on_path(folder: str | None = None) -> str:
+    """Makes ``folder`` (default: the working directory) importable here and in every process started after.
+
+    It goes first on ``sys.path`` and on ``PYTHONPATH``, which a local Ray's raylet passes on to its
+    workers (Tune trials, Ray Train workers); under ``ray job submit --working-dir`` Ray does the same
+    for the uploaded folder. Returns the absolute folder.
+    """
+    folder = os.path.abspath(folder or os.getcwd())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    entries = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    if folder not in entries:
+        os.environ["PYTHONPATH"] = os.pathsep.join([folder, *entries])
+    return folder
+
+
+def import_callable(class_path: str) -> Callable[..., Any]:
+    """The callable ``class_path`` names (``pkg.mod.Name``, or ``pkg.mod:Name`` for nested attributes).
+
+    A ``ValueError`` with one line saying what failed: the module, the attribute, or what it is instead.
+    """
+    module_name, attributes = _split(class_path)
+    module = _import_module(module_name, class_path)
+    target: Any = module
+    where = module_name
+    for attribute in attributes:
+        if not hasattr(target, attribute):
+            names = [name for name in dir(target) if not name.startswith("_")]
+            close = difflib.get_close_matches(attribute, names, n=1, cutoff=0.6)
+            guess = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{where!r} has no attribute {attribute!r}{guess}")
+        target, where = getattr(target, attribute), f"{where}.{attribute}"
+    if not callable(target):
+        raise ValueError(f"{class_path!r} is a {type(target).__name__}, not a class or function")
+    return target
+
+
+def argument_problems(target: Callable[..., Any], init_args: Mapping[str, Any], section: str) -> list[Problem]:
+    """``init_args`` checked against ``target``'s signature: unknown keys at their key, missing ones together."""
+    try:
+        parameters = inspect.signature(target).parameters
+    except (TypeError, ValueError):  # some builtins have no signature: the call itself will tell
+        return []
+    name = getattr(target, "__qualname__", repr(target))
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        accepted = None  # **kwargs takes any key
+    else:
+        accepted = [n for n, p in parameters.items() if p.kind in _ARGUMENT_KINDS]
+    problems: list[Problem] = []
+    if accepted is not None:
+        for key in init_args:
+            if key not in accepted:
+                message = f"{name} takes no argument {key!r} {suggest(key, accepted, 'arguments')}"
+                problems.append((("init_args", key), message))
+    required = [
+        n
+        for n, p in parameters.items()
+        if p.default is inspect.Parameter.empty
+        and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        and n not in init_args
+    ]
+    if required:
+        problems.append(
+            (("init_args",), f"{name} needs argument(s) {', '.join(required)} (add them under {section}.init_args)")
+        )
+    return problems
+
+
+def class_path_problems(class_path: str | None, init_args: Mapping[str, Any], section: str) -> list[Problem]:
+    """Everything wrong with a section's ``class_path`` and ``init_args`` that can be found without calling it."""
+    if class_path is None:
+        message = "needs class_path (init_args are the arguments of the callable it names)"
+        return [(("init_args",), message)] if init_args else []
+    try:
+        target = import_callable(class_path)
+    except ValueError as exc:
+        return [(("class_path",), str(exc))]
+    return argument_problems(target, init_args, section)
+
+
+def _split(class_path: str) -> tuple[str, list[str]]:
+    module_name, colon, rest = class_path.partition(":")
+    if colon:
+        attributes = rest.split(".")
+    else:
+        module_name, _, last = class_path.rpartition(".")
+        attributes = [last]
+    if not module_name or not all(part.isidentifier() for part in [*module_name.split("."), *attributes]):
+        raise ValueError(
+            f"must be an import path such as 'torchvision.models.resnet18' or 'my_project.nets:ResNet', "
+            f"got {show(class_path)}"
+        )
+    return module_name, attributes
+
+
+def _import_module(module_name: str, class_path: str) -> Any:
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or module_name
+        if module_name == missing or module_name.startswith(missing + "."):
+            raise ValueError(
+                f"cannot import {module_name!r}: no module named {missing!r} (is its package in the directory "
+                f"you run from, on PYTHONPATH, or installed?)"
+            ) from None
+        raise ValueError(f"importing {module_name!r} failed: {one_line(exc)}") from None
+    except Exception as exc:  # the user's module raised while importing
+        raise ValueError(f"importing {module_name!r} for {class_path!r} failed: {one_line(exc)}") from None
