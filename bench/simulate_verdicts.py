@@ -17,20 +17,30 @@ from __future__ import annotations
 import argparse
 import math
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
-from raycomp.report.verdicts import FASTER, SLOWER, Run, Verdict, verdict_for
+from raycomp.report.verdicts import (
+    DEFAULT_CONFIDENCE,
+    FASTER,
+    RESOLVED,
+    SLOWER,
+    Run,
+    Verdict,
+    look_confidence,
+    verdict_for,
+)
 
-BUDGETS = (0.5, 0.75, 1.0)
-FRONTIER_ACCURACY = (0.90, 0.94, 0.96)
+BUDGETS = (0.5, 0.75, 1.0, 1.5)
+FRONTIER_ACCURACY = (0.90, 0.94, 0.96, 0.97)
 BASELINE_TIME_S = 100.0
 EFFECTS = (1.0, 1.1, 1.25, 1.5, 2.0)
 CVS = (0.05, 0.1, 0.2, 0.3)
 SEED_COUNTS = (3, 5, 8)
 
 
-def simulate(
+def draw(
     rng: np.random.Generator,
     *,
     sweeps: int,
@@ -39,25 +49,84 @@ def simulate(
     cv: float,
     accuracy_sd: float = 0.001,
     accuracy_drop: float = 0.0,
-) -> list[Verdict]:
-    """The verdicts of ``sweeps`` simulated sweeps of one configuration against the baseline frontier."""
+    budgets: tuple[float, ...] = BUDGETS,
+    frontier_accuracy: tuple[float, ...] = FRONTIER_ACCURACY,
+) -> list[tuple[list[Run], list[Run], list[Run]]]:
+    """``sweeps`` simulated sweeps of one configuration: (config, baseline, frontier) runs, ``seeds`` each."""
     sigma = math.sqrt(math.log1p(cv * cv))  # log-normal noise with this coefficient of variation
-    budgets, accuracy = np.array(BUDGETS), np.array(FRONTIER_ACCURACY)
-    frontier_s = BASELINE_TIME_S * budgets * np.exp(sigma * rng.standard_normal((sweeps, seeds, len(BUDGETS))))
-    frontier_acc = accuracy + accuracy_sd * rng.standard_normal((sweeps, seeds, len(BUDGETS)))
+    budget, accuracy = np.array(budgets), np.array(frontier_accuracy)
+    full = budgets.index(1.0)
+    frontier_s = BASELINE_TIME_S * budget * np.exp(sigma * rng.standard_normal((sweeps, seeds, len(budgets))))
+    frontier_acc = accuracy + accuracy_sd * rng.standard_normal((sweeps, seeds, len(budgets)))
     config_s = BASELINE_TIME_S / effect * np.exp(sigma * rng.standard_normal((sweeps, seeds)))
-    config_acc = accuracy[-1] - accuracy_drop + accuracy_sd * rng.standard_normal((sweeps, seeds))
-    verdicts = []
+    config_acc = accuracy[full] - accuracy_drop + accuracy_sd * rng.standard_normal((sweeps, seeds))
+    drawn = []
     for k in range(sweeps):
         config = [Run(i, float(config_acc[k, i]), float(config_s[k, i])) for i in range(seeds)]
-        baseline = [Run(i, float(frontier_acc[k, i, -1]), float(frontier_s[k, i, -1])) for i in range(seeds)]
+        baseline = [Run(i, float(frontier_acc[k, i, full]), float(frontier_s[k, i, full])) for i in range(seeds)]
         frontier = [
-            Run(i, float(frontier_acc[k, i, b]), float(frontier_s[k, i, b]))
+            Run(i, float(frontier_acc[k, i, b]), float(frontier_s[k, i, b]), budget=budgets[b])
             for i in range(seeds)
-            for b in range(len(BUDGETS) - 1)
+            for b in range(len(budgets))
+            if b != full
         ]
-        verdicts.append(verdict_for(config, baseline, frontier))
+        drawn.append((config, baseline, frontier))
+    return drawn
+
+
+def simulate(rng: np.random.Generator, *, sweeps: int, seeds: int, **model: float) -> list[Verdict]:
+    """The verdicts of ``sweeps`` simulated sweeps of one configuration against the baseline frontier."""
+    return [verdict_for(*sweep) for sweep in draw(rng, sweeps=sweeps, seeds=seeds, **model)]
+
+
+def simulate_adaptive(
+    rng: np.random.Generator,
+    *,
+    sweeps: int,
+    repeats: int,
+    max_repeats: int,
+    confidence: float = DEFAULT_CONFIDENCE,
+    **model: Any,
+) -> list[Verdict]:
+    """Sweeps judged as ``sweep.max_repeats`` runs them: a look at ``repeats`` seeds, then one more seed at a
+    time until the verdict resolves or ``max_repeats``, each look at ``look_confidence``'s level."""
+    verdicts = []
+    for config, baseline, frontier in draw(rng, sweeps=sweeps, seeds=max_repeats, **model):
+        for n in range(repeats, max_repeats + 1):
+            level = look_confidence(n, repeats, max_repeats, confidence)
+            verdict = verdict_for(config[:n], baseline[:n], [r for r in frontier if r.seed < n], confidence=level)
+            if verdict.verdict in RESOLVED:
+                break
+        verdicts.append(verdict)
     return verdicts
+
+
+def coverage_with_outliers(
+    rng: np.random.Generator,
+    *,
+    sweeps: int,
+    seeds: int,
+    effect: float,
+    cv: float,
+    outlier_rate: float,
+    outlier_factor: float,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> float:
+    """How often the speed-up interval covers ``effect`` when each run's time is, with probability
+    ``outlier_rate``, ``outlier_factor`` times longer (a transient load on the machine), in any arm."""
+    hits = 0
+    for config, baseline, frontier in draw(rng, sweeps=sweeps, seeds=seeds, effect=effect, cv=cv, accuracy_sd=0.0):
+        slow = lambda run: Run(  # noqa: E731
+            run.seed,
+            run.accuracy,
+            run.time_s * (outlier_factor if rng.random() < outlier_rate else 1.0),
+            budget=run.budget,
+        )
+        verdict = verdict_for(
+            list(map(slow, config)), list(map(slow, baseline)), list(map(slow, frontier)), confidence=confidence
+        )
+        hits += verdict.speedup_ci_low < effect < verdict.speedup_ci_high
+    return hits / sweeps
 
 
 def shares(verdicts: list[Verdict]) -> Counter[str]:

@@ -109,7 +109,9 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
     with interrupts_deferred() as interrupted:  # the results are written whole, or the sweep was not done
         summaries = summarize(trial_records(outcome.grids), metric, mode)
         sweep_section = config.sweep or SweepConfig()
-        verdicts = summarize_configs(summaries, mode, sweep_section.accuracy_tolerance, sweep_section.confidence)
+        looks = (sweep_section.repeats, sweep_section.max_repeats or sweep_section.repeats)
+        judging = (sweep_section.accuracy_tolerance, sweep_section.confidence, sweep_section.equivalence, looks)
+        verdicts = summarize_configs(summaries, mode, *judging, sweep_section.timing)
         folder = config.layout.local_dir  # tables stay on the driver when storage is a URI
         paths = write_results(folder, summaries, metric, mode, verdicts)
         print(format_table(summaries, metric))

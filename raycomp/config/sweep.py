@@ -30,6 +30,7 @@ DOMAIN_KINDS: tuple[str, ...] = ("grid", "choice", "uniform", "loguniform", "ran
 SELECTION = "algorithms"
 SPACE: KeyPath = ("sweep", "space")
 MAX_DOMAIN_VALUES = 1000
+MAX_BUDGET = 4.0  # a baseline budget above 1.0 trains longer than max_duration: 4x is plenty to price a gain
 
 
 class SearchDomain(Section):
@@ -128,7 +129,9 @@ class SweepConfig(Section):
     algorithm(s), to measure what they buy. For verdicts that hold on a noisy machine: ``repeats`` runs every
     configuration with seeds ``seed .. seed+repeats-1`` (paired across configurations by seed),
     ``baseline_budgets`` trains the baseline again with complete schedules for these fractions of
-    ``max_duration`` (its accuracy-against-time frontier; 1.0 is the baseline itself), ``control`` adds an
+    ``max_duration`` (its accuracy-against-time frontier; 1.0 is the baseline itself, above 1.0 prices
+    accuracy gains), ``max_repeats`` adds seeds one at a time to configurations still unresolved (until
+    ``max_sweep_s``), ``equivalence`` is the speed-up margin of "no practical difference", ``control`` adds an
     arm identical to the baseline (an A/A check of the machine's timing), and a configuration whose accuracy
     interval lies wholly below ``-accuracy_tolerance`` (in the metric's units) is judged less accurate.
     """
@@ -146,18 +149,26 @@ class SweepConfig(Section):
     control: bool = False
     accuracy_tolerance: float = Field(0.005, ge=0)
     confidence: float = Field(0.95, gt=0.5, lt=1)  # of the verdicts' intervals
+    equivalence: float = Field(0.05, gt=0, lt=1)  # speed-ups within ±this are `equivalent` (docs/report.md)
+    max_repeats: int | None = Field(None, ge=1)  # adaptive: more seeds, one at a time, to unresolved configurations
+    max_sweep_s: float | None = Field(None, gt=0)  # adaptive: no new seeds once the sweep has run this long
+    # the training time verdicts compare: the steps' own wall time, the process's CPU time in them (steadier on a
+    # shared CPU-only machine; blind to waits and to GPU work), or the whole fit's wall time (docs/report.md)
+    timing: Literal["steps", "cpu", "wall"] = "steps"
 
     @model_validator(mode="after")
     def _arms_need_a_baseline(self) -> SweepConfig:
         problems: list[Problem] = []
         for index, budget in enumerate(self.baseline_budgets):
-            if not 0 < budget <= 1:
-                problems.append((("baseline_budgets", index), f"must be in (0, 1], got {show(budget)}"))
+            if not 0 < budget <= MAX_BUDGET:
+                problems.append((("baseline_budgets", index), f"must be in (0, {MAX_BUDGET:g}], got {show(budget)}"))
+        if self.max_repeats is not None and self.max_repeats < self.repeats:
+            problems.append((("max_repeats",), f"must be at least repeats ({self.repeats}), got {self.max_repeats}"))
         for key in ("baseline_budgets", "control"):
             if getattr(self, key) and not self.baseline:
                 problems.append(((key,), "needs the baseline (set sweep.baseline: true)"))
         if self.search_alg == "optuna":
-            for key, default in (("repeats", 1), ("baseline_budgets", []), ("control", False)):
+            for key, default in (("repeats", 1), ("baseline_budgets", []), ("control", False), ("max_repeats", None)):
                 if getattr(self, key) != default:
                     problems.append(((key,), "needs search_alg: random (a searcher samples each trial anew)"))
         if problems:
@@ -178,8 +189,14 @@ class SweepConfig(Section):
 
     @property
     def frontier_budgets(self) -> list[float]:
-        """The budgets below the full run, each trained as its own baseline trial (1.0 is the baseline)."""
-        return sorted({budget for budget in self.baseline_budgets if budget < 1})
+        """The budgets other than the full run, each trained as its own baseline trial (1.0 is the baseline);
+        those above 1.0 put a price in time on accuracy gains."""
+        return sorted({budget for budget in self.baseline_budgets if budget != 1})
+
+    @property
+    def adaptive(self) -> bool:
+        """Seeds are added to unresolved configurations after the first ``repeats``."""
+        return self.max_repeats is not None and self.max_repeats > self.repeats
 
     @model_validator(mode="after")
     def _grid_needs_basic_search(self) -> SweepConfig:

@@ -50,10 +50,11 @@ def sweep_problems(config: ExperimentConfig) -> list[Problem]:
             for inner, message in _trial_problems(root, base, {path: value}, config.sweep):
                 key = "" if dotted(inner) == path else f"{dotted(inner)}: "
                 problems.append(((*where, domain.kind, index), f"{show(value)} is invalid: {key}{message}"))
-    repeats = config.sweep.repeats
+    key = "max_repeats" if config.sweep.adaptive else "repeats"
+    repeats = getattr(config.sweep, key)
     if config.seed + repeats - 1 > MAX_SEED:
-        message = f"seed + repeats - 1 = {config.seed + repeats - 1} is over {MAX_SEED} (lower seed or repeats)"
-        problems.append((("sweep", "repeats"), message))
+        message = f"seed + {key} - 1 = {config.seed + repeats - 1} is over {MAX_SEED} (lower seed or {key})"
+        problems.append((("sweep", key), message))
     return problems or _grid_combination_problems(config, root, base)
 
 

@@ -45,6 +45,7 @@ class EvalReportCallback(Callback):
         self.fixed_metrics = dict(fixed_metrics or {})  # sent with every result (e.g. the trial's arm)
         self.wall_before = 0.0  # training seconds of earlier attempts, restored from the checkpoint
         self.cpu_before = 0.0  # and this process's CPU seconds in them
+        self.step_clock = StepClock()  # the training steps' own time: what verdicts compare
         self.first_step_unix: float | None = None
         self._fit_start = 0.0
         self._cpu_start = 0.0
@@ -63,11 +64,19 @@ class EvalReportCallback(Callback):
             "wall_s": self.wall_before + self._elapsed(),
             "cpu_s": self.cpu_before + cpu,
             "period": self._last_period,
+            "steps_s": self.step_clock.total_s,
+            "steps_cpu_s": self.step_clock.cpu_s,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.wall_before, self.cpu_before = float(state["wall_s"]), float(state["cpu_s"])
         self._last_period = int(state["period"])
+        # a checkpoint written before steps were timed: they start from its whole wall and CPU time
+        self.step_clock.total_s = float(state.get("steps_s", state["wall_s"]))
+        self.step_clock.cpu_s = float(state.get("steps_cpu_s", state["cpu_s"]))
+
+    def before_dataloader(self, state: State, logger: Logger) -> None:
+        self.step_clock.start()
 
     def fit_start(self, state: State, logger: Logger) -> None:
         self._fit_start = self._window_start = time.perf_counter()
@@ -79,6 +88,7 @@ class EvalReportCallback(Callback):
             self.first_step_unix = time.time()
 
     def batch_end(self, state: State, logger: Logger) -> None:
+        self.step_clock.stop()
         self._loss_sum += float(state.loss)
         self._loss_count += 1
 
@@ -110,6 +120,8 @@ class EvalReportCallback(Callback):
             **state.eval_metrics,
             keys.WALL: self.wall_before + now - self._fit_start,
             keys.CPU: self.cpu_before + time.process_time() - self._cpu_start,  # this process only
+            keys.STEPS: self.step_clock.total_s,
+            keys.STEPS_CPU: self.step_clock.cpu_s,
             "time/first_step_unix": self.first_step_unix,
             "epoch": state.timestamp.epoch,
             keys.STEP: state.timestamp.batch,
@@ -155,3 +167,48 @@ class EvalReportCallback(Callback):
 
     def _elapsed(self) -> float:
         return time.perf_counter() - self._fit_start if self._fit_start else 0.0
+
+
+class StepClock:
+    """The training steps' time, each step from BEFORE_DATALOADER to BATCH_END: loading, every algorithm's
+    work at the batch's events, forward, backward and the optimizer, but no evaluation, checkpoint or
+    result hand-off (those happen between steps and vary with the disk and the driver).
+
+    A step that takes more than ``SPIKE`` times the median of the last ``WINDOW`` steps counts at that
+    cap: a transient stall (another process taking the core, a page-in, a garbage collection) is a spike
+    of one step, while what a method changes (a cheaper backward, an extra forward) recurs every step and
+    stays well under the cap. So the total is the steady-state step time times the number of steps,
+    measured step by step. ``cpu_s`` is this process's CPU time over the same steps: on an idle core the
+    two agree; a total well above it says the trial waited for the CPU.
+    """
+
+    WINDOW = 50
+    SPIKE = 3.0
+
+    def __init__(self) -> None:
+        self.total_s = 0.0
+        self.cpu_s = 0.0
+        self.capped = 0  # steps counted at the cap
+        self._recent: list[float] = []
+        self._began: tuple[float, float] | None = None
+
+    def start(self) -> None:
+        self._began = (time.perf_counter(), time.process_time())
+
+    def stop(self) -> None:
+        if self._began is None:
+            return
+        wall, cpu = time.perf_counter() - self._began[0], time.process_time() - self._began[1]
+        self._began = None
+        self.total_s += self.add(wall)
+        self.cpu_s += cpu
+
+    def add(self, seconds: float) -> float:
+        """The step's time as counted (capped against the recent median), and remembers it."""
+        counted = seconds
+        if len(self._recent) >= 5:
+            cap = self.SPIKE * sorted(self._recent)[len(self._recent) // 2]
+            if seconds > cap:
+                counted, self.capped = cap, self.capped + 1
+        self._recent = [*self._recent[-(self.WINDOW - 1) :], seconds]
+        return counted

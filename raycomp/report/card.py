@@ -15,9 +15,16 @@ from raycomp.report.analysis import REFERENCES, described
 from raycomp.report.configs import ConfigSummary
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import delta_text, escape, interval_text, metric_text, seconds_text, speedup_text
-from raycomp.report.verdicts import FASTER, LESS_ACCURATE, NO_EVIDENCE, SLOWER, Verdict
+from raycomp.report.verdicts import EQUIVALENT, FASTER, LESS_ACCURATE, NO_EVIDENCE, SLOWER, TRADE_OFF, Verdict
 
-VERDICT_CLASS = {FASTER: "faster", SLOWER: "slower", NO_EVIDENCE: "none", LESS_ACCURATE: "less"}
+VERDICT_CLASS = {
+    FASTER: "faster",
+    SLOWER: "slower",
+    NO_EVIDENCE: "none",
+    LESS_ACCURATE: "less",
+    EQUIVALENT: "same",
+    TRADE_OFF: "trade",
+}
 VARIANT_NOTE = {
     keys.BASELINE: "reference",
     keys.FRONTIER: "reference (frontier)",
@@ -66,7 +73,12 @@ def _row(config: ConfigSummary, sweep: Sweep) -> str:
         note = VARIANT_NOTE.get(config.variant, "no baseline to compare with")
         cells.append(f'<td colspan="4" class="reference">{escape(note)}</td>')
     else:
-        cells += [_speedup(verdict), _to_full(verdict), _delta(verdict), _verdict(verdict, config.variant)]
+        cells += [
+            _speedup(verdict),
+            _to_full(verdict),
+            _delta(verdict),
+            _verdict(verdict, config.variant, config.stopped),
+        ]
     css = "reference" if config.variant in REFERENCES else config.variant
     return f'<tr class="{css}" data-config="{escape(config.config_id)}">{"".join(cells)}</tr>'
 
@@ -111,17 +123,19 @@ def _delta(verdict: Verdict) -> str:
     return _cell("accuracy_delta", value, text)
 
 
-def _verdict(verdict: Verdict, variant: str) -> str:
+def _verdict(verdict: Verdict, variant: str, stopped: str | None = None) -> str:
     text = verdict_badge(verdict.verdict, control=variant == keys.CONTROL)
     if verdict.note:
         text += f"<small>{escape(verdict.note)}</small>"
+    if stopped:  # an adaptive sweep: how many seeds it got and why no more
+        text += f"<small>{escape(stopped)}</small>"
     return f"<td data-key='verdict' data-value='{escape(json.dumps(verdict.verdict))}'>{text}</td>"
 
 
 def verdict_badge(verdict: str, control: bool = False) -> str:
     """A verdict in its color; the control's in the alarm's when it is anything but ``no evidence`` (for
     the A/A twin of the baseline, ``faster`` is no good news)."""
-    css = "alarm" if control and verdict != NO_EVIDENCE else VERDICT_CLASS.get(verdict, "none")
+    css = "alarm" if control and verdict not in (NO_EVIDENCE, EQUIVALENT) else VERDICT_CLASS.get(verdict, "none")
     return f'<span class="verdict {css}">{escape(verdict)}</span>'
 
 

@@ -16,11 +16,15 @@ from raycomp import keys
 from raycomp.report.summary import TrialSummary
 from raycomp.report.verdicts import (
     DEFAULT_CONFIDENCE,
+    DEFAULT_EQUIVALENCE,
     DEFAULT_TOLERANCE,
+    EQUIVALENT,
     NO_EVIDENCE,
+    RESOLVED,
     Run,
     Verdict,
     best_config,
+    look_confidence,
     noise_floor,
     verdict_for,
 )
@@ -43,6 +47,9 @@ CONFIG_COLUMNS = (
     "verdict",
     "note",
     "diverged",
+    "time_ratio",
+    "confidence",
+    "stopped",
 )
 
 
@@ -59,11 +66,13 @@ class ConfigSummary:
     verdict: Verdict | None = None
     budget: float | None = None
     diverged: tuple[int, ...] = ()  # the repeats whose loss diverged (summary.diverged): never the best
+    stopped: str | None = None  # why it got no more seeds (sweep.max_repeats): resolved, max_repeats, ...
 
     def row(self) -> dict[str, Any]:
         verdict = dataclasses.asdict(self.verdict) if self.verdict else {}
         own = {"config_id": self.config_id, "variant": self.variant, "arguments": self.arguments}
         own |= {"diverged": list(self.diverged)}
+        own["stopped"] = self.stopped
         own |= {"seeds": list(self.seeds), "accuracy_median": self.accuracy_median, "time_median_s": self.time_median_s}
         return {column: own[column] if column in own else verdict.get(column) for column in CONFIG_COLUMNS}
 
@@ -77,11 +86,16 @@ class SweepVerdicts:
     noise_floor: float | None  # coefficient of variation of the baseline's times over its repeats
     best: str | None  # config_id with the highest speed-up lower bound among those not less accurate
     tolerance: float = DEFAULT_TOLERANCE  # sweep.accuracy_tolerance the verdicts were judged with
-    confidence: float = DEFAULT_CONFIDENCE  # of the intervals
+    confidence: float = DEFAULT_CONFIDENCE  # of the intervals (over all looks, when sequential)
+    equivalence: float = DEFAULT_EQUIVALENCE  # sweep.equivalence
+    looks: tuple[int, int] | None = None  # (sweep.repeats, sweep.max_repeats) of an adaptive sweep
+    noise_floor_wall: float | None = None  # the same CV from whole-trial wall times, for comparison
+    timing: str = "steps"  # sweep.timing: which time the verdicts compared
 
     @property
     def timing_trustworthy(self) -> bool:
-        return self.control in (None, NO_EVIDENCE)
+        """The control, identical to the baseline, is either unresolved or shown the same: never faster or slower."""
+        return self.control in (None, NO_EVIDENCE, EQUIVALENT)
 
     def warning(self) -> str | None:
         if self.timing_trustworthy:
@@ -96,8 +110,13 @@ class SweepVerdicts:
             "control": self.control,
             "noise_floor": self.noise_floor,
             "best_config": self.best,
+            "noise_floor_wall": self.noise_floor_wall,
             "accuracy_tolerance": self.tolerance,
             "confidence": self.confidence,
+            "equivalence": self.equivalence,
+            "timing": self.timing,
+            "repeats": self.looks[0] if self.looks else None,
+            "max_repeats": self.looks[1] if self.looks else None,
             "configs": [config.row() for config in self.configs],
         }
 
@@ -107,21 +126,33 @@ def summarize_configs(
     mode: str = keys.DEFAULT_MODE,
     tolerance: float = DEFAULT_TOLERANCE,
     confidence: float = DEFAULT_CONFIDENCE,
+    equivalence: float = DEFAULT_EQUIVALENCE,
+    looks: tuple[int, int] | None = None,
+    timing: str = "steps",
 ) -> SweepVerdicts:
     """Groups trials by configuration and judges each one: the baseline, its frontier (longest budget first),
-    the control, then the methods in the order they were drawn."""
+    the control, then the methods in the order they were drawn.
+
+    ``looks`` = (repeats, max_repeats) of a sweep that adds seeds while unresolved: each configuration is
+    judged at the level ``look_confidence`` spends at its number of paired seeds, and says why it stopped."""
     groups: dict[str, list[TrialSummary]] = {}
     for trial in sorted(trials, key=_reading_order):
         groups.setdefault(trial.config_id or trial.trial_id, []).append(trial)
-    baseline = [_run(t) for t in trials if t.variant == keys.BASELINE]
-    frontier = [_run(t) for t in trials if t.variant == keys.FRONTIER]
+    baseline = [_run(t, timing) for t in trials if t.variant == keys.BASELINE]
+    frontier = [_run(t, timing) for t in trials if t.variant == keys.FRONTIER]
+    adaptive = looks is not None and looks[1] > looks[0]
     configs = []
     for config_id, members in groups.items():
         variant = members[0].variant
-        runs = [_run(t) for t in members]
-        verdict = None
+        runs = [_run(t, timing) for t in members]
+        verdict, stopped = None, None
         if variant in (keys.METHOD, keys.CONTROL) and baseline:
-            verdict = verdict_for(runs, baseline, frontier, mode=mode, tolerance=tolerance, confidence=confidence)  # type: ignore[arg-type]
+            judge = {"mode": mode, "tolerance": tolerance, "equivalence": equivalence}
+            verdict = verdict_for(runs, baseline, frontier, confidence=confidence, **judge)  # type: ignore[arg-type]
+            if adaptive:
+                level = look_confidence(verdict.n, *looks, confidence)  # type: ignore[misc]
+                verdict = verdict_for(runs, baseline, frontier, confidence=level, **judge)  # type: ignore[arg-type]
+                stopped = stop_reason(verdict, looks[1], variant)  # type: ignore[index]
         finals = [r for r in runs if r.accuracy is not None and r.time_s is not None]
         configs.append(
             ConfigSummary(
@@ -134,12 +165,49 @@ def summarize_configs(
                 verdict=verdict,
                 budget=members[0].budget,
                 diverged=tuple(sorted(t.repeat or 0 for t in members if t.diverged)),
+                stopped=stopped,
             )
         )
     control = next((c.verdict.verdict for c in configs if c.variant == keys.CONTROL and c.verdict), None)
     methods = {c.config_id: c.verdict for c in configs if c.variant == keys.METHOD and c.verdict and not c.diverged}
-    floor = noise_floor(t.wall_s for t in trials if t.variant == keys.BASELINE and t.status == keys.TERMINATED)
-    return SweepVerdicts(tuple(configs), control, floor, best_config(methods), tolerance, confidence)
+    finished = [t for t in trials if t.variant == keys.BASELINE and t.status == keys.TERMINATED]
+    floor = noise_floor(trial_time(t, timing) for t in finished)
+    return SweepVerdicts(
+        tuple(configs),
+        control,
+        floor,
+        best_config(methods),
+        tolerance,
+        confidence,
+        equivalence,
+        looks if adaptive else None,
+        noise_floor(t.wall_s for t in finished),
+        timing,
+    )
+
+
+def stop_reason(verdict: Verdict, max_repeats: int, variant: str = keys.METHOD) -> str:
+    """Why an adaptive sweep gave a configuration no more seeds."""
+    if verdict.verdict in RESOLVED and variant == keys.METHOD:
+        return f"resolved at {verdict.n} seeds"
+    if verdict.n >= max_repeats:
+        return f"max_repeats ({max_repeats}) reached"
+    if verdict.n == 0:
+        return "no finished trial paired with the baseline: no more seeds"
+    if variant != keys.METHOD:
+        return f"{verdict.n} seeds: the methods' last seed (the control runs with them)"
+    return f"unresolved at {verdict.n} seeds: sweep.max_sweep_s spent (or the sweep was stopped)"
+
+
+TIMINGS = {"steps": "steps_s", "cpu": "steps_cpu_s", "wall": "wall_s"}  # sweep.timing -> TrialSummary field
+
+
+def trial_time(trial: TrialSummary, timing: str = "steps") -> float | None:
+    """The training time verdicts use (``sweep.timing``): the steps' own wall time, the process's CPU time in
+    them, or the whole fit's wall time; a trial without it (a results.json written before steps were
+    timed) falls back to its wall time."""
+    value = getattr(trial, TIMINGS[timing])
+    return value if value is not None else trial.wall_s
 
 
 def _reading_order(trial: TrialSummary) -> tuple[int, float, int]:
@@ -148,15 +216,16 @@ def _reading_order(trial: TrialSummary) -> tuple[int, float, int]:
     return rank, -(trial.budget or 0.0), int(number) if number.isdigit() else 0
 
 
-def _run(trial: TrialSummary) -> Run:
+def _run(trial: TrialSummary, timing: str = "steps") -> Run:
     """A trial as the statistics see it: only a trial that trained to its end has a final accuracy and time."""
     done = trial.status == keys.TERMINATED
     curve = tuple((wall, value) for _, wall, value in trial.curve if wall is not None)
     return Run(
         seed=trial.repeat or 0,
         accuracy=trial.final_metric if done else None,
-        time_s=trial.wall_s if done else None,
+        time_s=trial_time(trial, timing) if done else None,
         curve=curve,
+        budget=trial.budget if trial.variant == keys.FRONTIER else None,
     )
 
 
@@ -175,6 +244,8 @@ def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy") -> s
     level = f"{verdicts.confidence:.0%} CI"
     name = metric.split("/")[-1]
     header = ["config", "variant", "n", name, "time s", f"speed-up [{level}]", f"Δ {name} [{level}]", "verdict"]
+    if verdicts.looks:  # adaptive: each interval at its own look's level (alpha spent over the looks)
+        header = [*header[:5], "speed-up [per look]", f"Δ {name} [per look]", "verdict", "seeds: why stopped"]
     lines = [header]
     for config in verdicts.configs:
         v = config.verdict
@@ -199,6 +270,7 @@ def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy") -> s
                 delta,
                 (v.verdict + (f" ({v.note})" if v.note else "")) if v else "(reference)",
             ]
+            + ([config.stopped or ""] if verdicts.looks else [])
             + ([f"DIVERGED at seed {', '.join(map(str, config.diverged))}"] if config.diverged else [])
         )
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
@@ -207,9 +279,18 @@ def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy") -> s
         for row in lines
     ]
     floor = "-" if verdicts.noise_floor is None else f"{verdicts.noise_floor:.1%}"
+    if verdicts.noise_floor_wall is not None and verdicts.noise_floor_wall != verdicts.noise_floor:
+        floor += f" (whole-trial wall time: {verdicts.noise_floor_wall:.1%})"
     text.append(
-        f"control (A/A): {verdicts.control or 'none in this sweep'}; noise floor (CV of baseline times): {floor}"
+        f"control (A/A): {verdicts.control or 'none in this sweep'}; noise floor (CV of baseline times, "
+        f"{verdicts.timing}): {floor}"
     )
+    if verdicts.looks:
+        first, last = verdicts.looks
+        text.append(
+            f"adaptive repeats: {first} seeds, then one more to each unresolved configuration up to {last}; "
+            f"{verdicts.confidence:.0%} over all looks (alpha spent per look)"
+        )
     return "\n".join(text)
 
 

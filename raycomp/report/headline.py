@@ -11,7 +11,7 @@ from raycomp.report.analysis import described, verdict_counts
 from raycomp.report.card import verdict_badge
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import escape, interval_text, percent_text, speedup_text
-from raycomp.report.verdicts import FASTER, NO_EVIDENCE, VERDICTS
+from raycomp.report.verdicts import EQUIVALENT, FASTER, NO_EVIDENCE, VERDICTS
 
 
 def headline(sweep: Sweep) -> str:
@@ -45,7 +45,7 @@ def _control(sweep: Sweep) -> str:
     if config is None or config.verdict is None:
         return (
             "no control arm in this sweep <small>(<code>sweep.control: true</code> trains the baseline twice and "
-            "judges the twin like a method: anything but <i>no evidence</i> shows the timing cannot be trusted)"
+            "judges the twin like a method: <i>faster</i> or <i>slower</i> shows the timing cannot be trusted)"
             "</small>"
         )
     verdict = config.verdict
@@ -53,6 +53,8 @@ def _control(sweep: Sweep) -> str:
     interval = interval_text(verdict.speedup_ci_low, verdict.speedup_ci_high)
     if verdict.verdict == NO_EVIDENCE:
         text += " <small>as it should be: the baseline's identical twin was not told apart from it"
+    elif verdict.verdict == EQUIVALENT:
+        text += " <small>as it should be: the baseline's identical twin was shown within the equivalence margin"
     else:
         text += " <small>the baseline's identical twin was judged different from the baseline"
     if verdict.speedup is not None:

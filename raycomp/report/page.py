@@ -41,6 +41,7 @@ table#headline th { background: none; width: 170px; } table#headline td { font-s
 .verdict.faster { background: #dafbe1; color: #1a7f37; } .verdict.slower { background: #ffebe9; color: #b42318; }
 .verdict.none { background: #eaeef2; color: #444; } .verdict.less { background: #fff1d6; color: #9a5b00; }
 .verdict.alarm { background: #b42318; color: #fff; }
+.verdict.same { background: #ddf4ff; color: #0969da; } .verdict.trade { background: #fbefff; color: #8250df; }
 .never { color: #b42318; } .args { font-family: ui-monospace, monospace; font-size: 12px; }
 table#method-card td:first-child { white-space: nowrap; } table#method-card td.args { min-width: 130px; }
 #method-card small { display: block; white-space: normal; max-width: 190px; font-weight: normal; }
@@ -115,13 +116,17 @@ def _how_to_read(sweep: Sweep) -> str:
     metric, level = escape(sweep.metric), f"{sweep.verdicts.confidence:.0%}"
     return (
         '<p class="note"><b>Speed-up vs the frontier</b>: at each seed, the time the baseline frontier (the baseline '
-        f"trained with complete schedules at each budget) needs to reach the configuration's final {metric}, "
-        f"÷ the configuration's own training time; the geometric mean over the seeds, with a {level} paired t interval "
-        f"on the log ratios. <b>Speed-up to the full baseline's {metric}</b>: the full baseline's time ÷ the time the "
-        f"configuration first reached its final {metric} (the usual, not budget-matched, number). "
-        "<b>Verdict</b>: <i>less accurate</i> when the Δ interval lies wholly below −tolerance; else <i>faster</i> "
-        "or <i>slower</i> when the speed-up interval lies wholly above or below 1×; else <i>no evidence</i>. "
-        "Times are training wall time from the start of fit, without a trial's start-up, measured in this sweep "
+        "trained with complete schedules at each budget, its accuracy against budget fitted monotone over every "
+        f"seed) needs to reach the configuration's final {metric}, ÷ the configuration's own training time; an "
+        "accuracy within the tolerance of the baseline's counts as equal, so the reference is then the baseline's "
+        f"own time. The geometric mean over the seeds, with a {level} paired t interval on the log ratios (per look "
+        f"in an adaptive sweep). <b>Speed-up to the full baseline's {metric}</b>: the full baseline's time ÷ the time "
+        f"the configuration first reached its final {metric} (the usual, not budget-matched, number). "
+        "<b>Verdict</b>: <i>less accurate</i> when the Δ interval lies wholly below −tolerance; <i>equivalent</i> "
+        "when the speed-up interval lies within ±sweep.equivalence at equal accuracy; else <i>faster</i> or "
+        "<i>slower</i> when it lies wholly above or below 1× (<i>trade-off</i>: slower but more accurate than every "
+        "budget); else <i>no evidence</i>. Times are the training steps' own (evaluation and checkpoints left out), "
+        "measured in this sweep "
         "on this machine; trials that ran side by side shared it.</p>"
     )
 

@@ -27,7 +27,7 @@ from raycomp.report.summary import (
     column_name,
     finite,
 )
-from raycomp.report.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
+from raycomp.report.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE
 
 # results.json's per-trial keys besides the row's columns
 REPORT_KEYS = ("machine", "curve", "traces")
@@ -42,7 +42,8 @@ class Results:
     mode: str
     trials: tuple[TrialSummary, ...]
     best_id: str | None
-    judged_with: tuple[float, float] = (DEFAULT_TOLERANCE, DEFAULT_CONFIDENCE)  # (accuracy_tolerance, confidence)
+    # (accuracy_tolerance, confidence[, equivalence, (repeats, max_repeats) or None, sweep.timing])
+    judged_with: tuple[Any, ...] = (DEFAULT_TOLERANCE, DEFAULT_CONFIDENCE)
 
 
 def write_results(
@@ -116,9 +117,13 @@ def parse_results(document: Any, source: str = keys.RESULTS_JSON) -> Results:
         metric, mode = document["metric"], document["mode"]
         trials = tuple(_summary(row, metric) for row in document["trials"])
         tolerance, confidence = document.get("accuracy_tolerance"), document.get("confidence")
+        equivalence, repeats, max_repeats = (document.get(key) for key in ("equivalence", "repeats", "max_repeats"))
         judged_with = (  # the defaults for a file written before they were kept
             DEFAULT_TOLERANCE if tolerance is None else float(tolerance),
             DEFAULT_CONFIDENCE if confidence is None else float(confidence),
+            DEFAULT_EQUIVALENCE if equivalence is None else float(equivalence),
+            None if repeats is None or max_repeats is None else (int(repeats), int(max_repeats)),
+            str(document.get("timing") or "wall"),  # a file without it was judged on wall times
         )
         return Results(metric, mode, trials, (document.get("best") or {}).get("trial_id"), judged_with)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:

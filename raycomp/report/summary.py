@@ -24,6 +24,8 @@ TRAILING_COLUMNS = (
     "final_metric",
     "wall_s",
     "cpu_s",
+    "steps_s",
+    "steps_cpu_s",
     "host_load",
     "time_to_baseline_s",
     "speedup",
@@ -99,6 +101,8 @@ class TrialSummary:
     repeat: int | None = None
     budget: float | None = None
     cpu_s: float | None = None  # the trial process's CPU time in training (rank 0's)
+    steps_s: float | None = None  # the training steps' own time (eval_report.StepClock): what verdicts compare
+    steps_cpu_s: float | None = None  # the process's CPU time in those steps, the cross-check
     host_load: float | None = None  # the host's 1-minute load average, mean over the trial's results
     diverged: bool = False  # its loss became NaN or infinite, or grew DIVERGED_FACTOR times its first value
 
@@ -154,6 +158,8 @@ def summarize(
                 repeat=trial.repeat,
                 budget=trial.budget,
                 cpu_s=finite(last.get(keys.CPU)),
+                steps_s=finite(last.get(keys.STEPS)),
+                steps_cpu_s=finite(last.get(keys.STEPS_CPU)),
                 host_load=_mean(trial.history, keys.HOST_LOAD),
                 diverged=diverged(trial.history),
             )

@@ -1,31 +1,36 @@
-"""Speed-up verdicts a user can trust: paired seeds, the baseline's budget frontier, t intervals (issue 12).
+"""Speed-up verdicts a user can trust: paired seeds, a pooled monotone frontier, t intervals (issues 12, 23).
 
 Pure numbers in, a ``Verdict`` out (no Ray, MLflow or torch). Every configuration runs with seeds
 0..N-1; the seed index pairs a configuration's trial with the baseline's and the frontier's.
 
-**Speed-up against the frontier.** The baseline's *frontier* at a seed is its runs trained with complete
-schedules for several budgets (the full baseline is its largest). At seed i the reference time is the time
-the frontier needs to reach the configuration's final accuracy (``frontier_reach``), and the speed-up is
-``reference_i / time_i``. The point estimate is the geometric mean over the paired seeds.
+**The frontier is a curve.** The baseline trains at several budgets (fractions of ``max_duration``, 1.0
+is the baseline itself, above 1 prices accuracy gains). Its accuracy against budget is fitted once over
+every seed's runs, monotone (isotonic regression, pool-adjacent-violators), so one seed whose shorter
+budget happened to beat its full one no longer turns metric noise into time noise. Its *time* stays per
+seed: at seed i the reference time for a budget is that seed's own measured time of it (interpolated
+between budgets), which keeps the pairing in time that cancels slow spells of the machine.
 
-**Intervals: paired Student t on log ratios.** ``log(reference_i / time_i)`` gets a t interval with n-1
-degrees of freedom, exponentiated. It is exact for any n >= 2 when the log ratios are normal, as they are
-for independent log-normal wall times (multiplicative machine noise, the model of
-``bench/simulate_verdicts.py``; between two budgets the reference is interpolated, and nearly so). A
-bootstrap over 3 seeds is not: it sees 10 distinct resamples, and its 95 % intervals cover about 75 %.
-The accuracy difference (config - baseline, the metric's units) gets a paired t interval too. One paired
-seed gives no interval, hence ``no evidence``.
+**Equal accuracy means equal.** A configuration's accuracy at a seed counts by its paired difference from
+the baseline at that seed (what a seed shares, its data order and initialisation, cancels), and only by
+the part of it *beyond* ``tolerance``: the target is the fitted full-baseline accuracy plus that part.
+Within tolerance it reaches the frontier at the full baseline's budget, so its speed-up is the full
+baseline's time over its own: a configuration that is slower and not more accurate beyond
+tolerance is ``slower``. A gain larger than the tolerance is priced on the frontier (budgets above 1.0);
+more than the frontier's best reaches is *beyond*, and a configuration slower than that best is a
+``trade-off`` ("more accurate, X× the baseline's time"). Worse than the frontier's cheapest budget is
+*below*: its reference is an upper bound, so ``faster`` is not claimed there.
 
-**Verdict.** ``less accurate`` when the accuracy-difference interval lies wholly below ``-tolerance``
-(wholly above ``+tolerance`` for ``mode="min"``); else ``faster`` when the speed-up interval lies
-wholly above 1, ``slower`` wholly below 1, else ``no evidence``. Under A/A, in that model, each of ``faster``
-and ``slower`` comes out at most (1 - confidence) / 2 of the time.
+**Intervals: paired Student t on log ratios** (``log(reference_i / time_i)``, n-1 degrees of freedom),
+exact for log-normal time noise. The accuracy difference (config - baseline, paired) gets one too.
+``confidence`` is the level of one look; a sweep that adds seeds while it looks (``sweep.max_repeats``)
+passes the level ``look_confidence`` spends for its n (alpha spending over the looks, union bound).
 
-**Off the frontier, conservatively.** *Beyond* (more accurate than every budget at that seed): the reference
-is the time the frontier reached its best, so the speed-up is a lower bound there and ``slower`` is not
-claimed. *Below* (less accurate than every budget): the reference is the frontier's earliest time, an upper
-bound, so ``faster`` is not claimed. Both are counted. Missing values (None, NaN, a time <= 0) drop
-that seed's pair; ``n`` says how many pairs remain.
+**Verdict**, in this order: ``less accurate`` when the accuracy interval lies wholly below ``-tolerance``;
+``equivalent`` when the speed-up interval lies inside [1/(1+equivalence), 1+equivalence], the mean
+accuracy difference is within tolerance and no seed is off the frontier (two one-sided tests at the
+interval's level); ``faster`` / ``slower`` when the interval lies wholly above / below 1 (``slower``
+becomes ``trade-off`` when seeds are beyond the frontier, ``faster`` is held back below it); else
+``no evidence``. Missing values (None, NaN, a time <= 0) drop that seed's pair; ``n`` counts the pairs.
 """
 
 from __future__ import annotations
@@ -37,10 +42,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
+import numpy as np
+
 FASTER, SLOWER, NO_EVIDENCE, LESS_ACCURATE = "faster", "slower", "no evidence", "less accurate"
-VERDICTS = (FASTER, SLOWER, NO_EVIDENCE, LESS_ACCURATE)
+EQUIVALENT, TRADE_OFF = "equivalent", "trade-off"
+VERDICTS = (FASTER, SLOWER, EQUIVALENT, TRADE_OFF, NO_EVIDENCE, LESS_ACCURATE)
+RESOLVED = frozenset({FASTER, SLOWER, EQUIVALENT, TRADE_OFF, LESS_ACCURATE})  # an answer: no more seeds needed
 DEFAULT_TOLERANCE = 0.005  # 0.5 point of accuracy, in the metric's units
 DEFAULT_CONFIDENCE = 0.95
+DEFAULT_EQUIVALENCE = 0.05  # speed-ups within ±5 % are no practical difference
+SPENDING_POWER = 3.0  # alpha spent by information fraction f: alpha * f**3 (Kim-DeMets power family)
 _ROUNDING = 1e-9  # an interval must clear 1 (log 0) by more than this: equal times, interpolated, are not faster
 
 Mode = Literal["max", "min"]
@@ -49,19 +60,69 @@ Position = Literal["within", "below", "beyond"]
 
 @dataclasses.dataclass(frozen=True)
 class Run:
-    """One trial of one configuration at one seed; None where the trial has no value."""
+    """One trial of one configuration at one seed; None where the trial has no value.
+
+    ``budget`` is a baseline trial's fraction of ``max_duration`` (the full baseline is 1.0); a frontier run
+    without one is placed by its time against the same seed's full baseline."""
 
     seed: int
     accuracy: float | None  # the final value of the sweep's metric
-    time_s: float | None  # training wall time
+    time_s: float | None  # training time (the steady-state estimate when the trial has one)
     curve: tuple[tuple[float, float], ...] = ()  # (time_s, metric) at each evaluation
+    budget: float | None = None
 
 
 class Reach(NamedTuple):
-    """When the frontier reaches a target: ``time_s`` (None if the frontier has no point) and where it lies."""
+    """The budget at which the fitted frontier reaches a target, and where the target lies against it."""
 
-    time_s: float | None
-    position: Position | None
+    budget: float
+    position: Position
+
+
+@dataclasses.dataclass(frozen=True)
+class Frontier:
+    """The baseline's score (accuracy, or minus a loss) against budget: non-decreasing, fitted over all seeds.
+
+    ``budgets`` ascending; ``scores`` the isotonic fit of the mean score at each budget, weighted by its
+    number of runs. Linear between budgets."""
+
+    budgets: tuple[float, ...]
+    scores: tuple[float, ...]
+
+    @classmethod
+    def fit(cls, points: Iterable[tuple[float, float]]) -> Frontier | None:
+        """From (budget, score) points of every seed; None without any."""
+        by_budget: dict[float, list[float]] = {}
+        for budget, score in points:
+            by_budget.setdefault(budget, []).append(score)
+        if not by_budget:
+            return None
+        budgets = sorted(by_budget)
+        means = np.array([statistics.fmean(by_budget[b]) for b in budgets])
+        weights = np.array([float(len(by_budget[b])) for b in budgets])
+        if len(budgets) > 1:
+            from scipy.optimize import isotonic_regression
+
+            means = isotonic_regression(means, weights=weights, increasing=True).x
+        return cls(tuple(budgets), tuple(float(m) for m in means))
+
+    def score_at(self, budget: float) -> float:
+        return float(np.interp(budget, self.budgets, self.scores))
+
+    def reach(self, score: float) -> Reach:
+        """The earliest budget whose fitted score reaches ``score``: beyond the best, at the best's budget."""
+        budgets, scores = self.budgets, self.scores
+        if score > scores[-1] + _ROUNDING:
+            return Reach(budgets[scores.index(scores[-1])], "beyond")
+        if score < scores[0] - _ROUNDING:
+            return Reach(budgets[0], "below")
+        for k, reached in enumerate(scores):
+            if reached >= score - _ROUNDING:
+                if k == 0 or reached <= scores[k - 1]:
+                    return Reach(budgets[k], "within")
+                share = (score - scores[k - 1]) / (reached - scores[k - 1])
+                return Reach(budgets[k - 1] + share * (budgets[k] - budgets[k - 1]), "within")
+        return Reach(budgets[-1], "within")  # unreachable: score <= scores[-1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,9 +142,11 @@ class Verdict:
     accuracy_delta: float | None  # mean of paired differences, config - baseline
     accuracy_delta_ci_low: float | None
     accuracy_delta_ci_high: float | None
-    beyond_frontier: int  # paired seeds more accurate than every budget (speed-up a lower bound)
+    beyond_frontier: int  # paired seeds more accurate than the frontier's best beyond tolerance (a lower bound)
     below_frontier: int  # paired seeds less accurate than every budget (speed-up an upper bound)
     note: str = ""  # why the verdict is what it is, when it is not plain
+    time_ratio: float | None = None  # geometric mean of time / the full baseline's time at the seed
+    confidence: float | None = None  # the level the intervals were computed at (one look's, when sequential)
 
 
 def _value(x: float | None) -> float | None:
@@ -98,37 +161,6 @@ def _sign(mode: Mode) -> int:
     if mode not in ("max", "min"):
         raise ValueError(f"mode must be 'max' or 'min', not {mode!r}")
     return 1 if mode == "max" else -1
-
-
-def frontier_reach(frontier_runs_at_seed: Iterable[Run], target: float, mode: Mode = "max") -> Reach:
-    """The time the frontier (points (time, accuracy), one per budget) needs to reach ``target``.
-
-    The frontier is the best accuracy reached by each time (a later budget that did worse does not pull it
-    down), linearly interpolated between budgets. Worse than every point: ``below``, at the earliest point's
-    time. Better than every point: ``beyond``, at the time the frontier reached its best.
-    """
-    sign = _sign(mode)
-    points = sorted((r.time_s, sign * r.accuracy) for r in frontier_runs_at_seed if _usable(r))
-    if not points:
-        return Reach(None, None)
-    goal = sign * target
-    if goal < min(score for _, score in points):
-        return Reach(points[0][0], "below")
-    best_time, best = points[0]
-    for time_s, score in points:
-        if score >= goal:
-            if best >= goal:  # reached at the first point
-                return Reach(time_s, "within")
-            return Reach(best_time + (goal - best) / (score - best) * (time_s - best_time), "within")
-        best_time, best = time_s, max(best, score)  # a budget that did worse leaves the envelope flat
-    peak = max(score for _, score in points)
-    return Reach(next(t for t, score in points if score == peak), "beyond")
-
-
-def frontier_time(frontier_runs_at_seed: Iterable[Run], target: float, mode: Mode = "max") -> float | None:
-    """``frontier_reach``'s time; None beyond the frontier (or with no point). Below: the earliest time."""
-    reach = frontier_reach(frontier_runs_at_seed, target, mode)
-    return None if reach.position == "beyond" else reach.time_s
 
 
 @lru_cache(maxsize=256)
@@ -149,6 +181,26 @@ def t_interval(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) 
     return mean, mean - half, mean + half
 
 
+def look_confidence(n: int, first: int, last: int, confidence: float = DEFAULT_CONFIDENCE) -> float:
+    """The interval level at the look with ``n`` seeds of a sweep that looks at ``first``, ``first+1``, ..,
+    ``last`` seeds and stops a configuration as soon as it is resolved.
+
+    Alpha spending: by information fraction f = n/last the looks may have spent alpha·f³ in all
+    (Kim-DeMets power family, rho = 3: most of it kept for the later looks, where it buys the most power),
+    and each look gets the increment over the previous one. The
+    increments sum to alpha, so by the union bound the chance that any look of an A/A configuration says
+    ``faster`` or ``slower`` is at most alpha, whatever the stopping rule. ``first == last`` (no adaptive
+    seeds) is one look at ``confidence`` itself."""
+    alpha = 1 - confidence
+    if last <= first or n >= last:
+        spent_before = 0.0 if last <= first else alpha * ((last - 1) / last) ** SPENDING_POWER
+        return 1 - (alpha - spent_before)
+    n = max(n, first)
+    spent = alpha * (n / last) ** SPENDING_POWER
+    spent_before = 0.0 if n == first else alpha * ((n - 1) / last) ** SPENDING_POWER
+    return 1 - (spent - spent_before)
+
+
 def _first_reaching(run: Run, target: float, sign: int) -> float | None:
     points = sorted(
         (t, v) for t, v in (*run.curve, (run.time_s, run.accuracy)) if _value(t) is not None and _value(v) is not None
@@ -156,8 +208,23 @@ def _first_reaching(run: Run, target: float, sign: int) -> float | None:
     return next((t for t, value in points if sign * value >= sign * target), None)
 
 
+def _exp(log_value: float) -> float:
+    """exp, kept finite: one look's interval at two seeds and a tiny alpha can span hundreds of e-folds."""
+    return math.exp(min(max(log_value, -700.0), 700.0))
+
+
 def _geometric_mean(log_values: Sequence[float]) -> float | None:
     return math.exp(sum(log_values) / len(log_values)) if log_values else None
+
+
+def _time_at(budget_times: Mapping[float, float], budget: float) -> float:
+    """A seed's training time at ``budget``: linear between the budgets it ran, proportional outside them."""
+    budgets = sorted(budget_times)
+    if budget <= budgets[0]:
+        return budget_times[budgets[0]] * budget / budgets[0]
+    if budget >= budgets[-1]:
+        return budget_times[budgets[-1]] * budget / budgets[-1]
+    return float(np.interp(budget, budgets, [budget_times[b] for b in budgets]))
 
 
 def verdict_for(
@@ -168,28 +235,44 @@ def verdict_for(
     mode: Mode = "max",
     tolerance: float = DEFAULT_TOLERANCE,
     confidence: float = DEFAULT_CONFIDENCE,
+    equivalence: float = DEFAULT_EQUIVALENCE,
 ) -> Verdict:
-    """The verdict of one configuration. ``frontier_runs`` are the baseline's shorter-budget runs, all seeds
-    together; the baseline's own run at each seed joins them as the full budget. A seed counts when the
-    configuration, the baseline and so the frontier all have a final accuracy and time there."""
+    """The verdict of one configuration. ``frontier_runs`` are the baseline's other-budget runs, all seeds
+    together; the baseline's own runs join them at budget 1.0. A seed counts when the configuration and
+    the baseline both have a final accuracy and time there."""
     sign = _sign(mode)
     config = {r.seed: r for r in config_runs}
-    baseline = {r.seed: r for r in baseline_runs}
-    frontier: dict[int, list[Run]] = {}
+    baseline = {r.seed: r for r in baseline_runs if _usable(r)}
+    budget_times: dict[int, dict[float, float]] = {seed: {1.0: run.time_s} for seed, run in baseline.items()}
+    points = [(1.0, sign * run.accuracy) for run in baseline.values()]
     for run in frontier_runs:
-        frontier.setdefault(run.seed, []).append(run)
+        if not _usable(run):
+            continue
+        budget = run.budget
+        if budget is None:  # placed by its time against its seed's full baseline
+            if run.seed not in baseline:
+                continue
+            budget = run.time_s / baseline[run.seed].time_s
+        budget_times.setdefault(run.seed, {})[budget] = run.time_s
+        points.append((budget, sign * run.accuracy))
+    frontier = Frontier.fit(points)
 
-    seeds, log_speedups, log_to_full, deltas = [], [], [], []
+    seeds, log_speedups, log_to_full, log_ratios, deltas = [], [], [], [], []
     beyond = below = 0
     for seed in sorted(config):
         run, base = config[seed], baseline.get(seed)
-        if not (_usable(run) and _usable(base)):
+        if not (_usable(run) and base is not None and frontier is not None):
             continue
-        reach = frontier_reach([*frontier.get(seed, ()), base], run.accuracy, mode)
+        gain = sign * (run.accuracy - base.accuracy)  # paired: what the seed shares cancels
+        gain -= min(max(gain, -tolerance), tolerance)  # equal within tolerance; only the rest counts
+        # equal: at the full baseline's own time (the fitted curve may be flat up to it: a shorter budget
+        # that matched the full one at some seeds would otherwise price an identical arm at that budget)
+        reach = Reach(1.0, "within") if gain == 0 else frontier.reach(frontier.score_at(1.0) + gain)
         seeds.append(seed)
         beyond += reach.position == "beyond"
         below += reach.position == "below"
-        log_speedups.append(math.log(reach.time_s / run.time_s))
+        log_speedups.append(math.log(_time_at(budget_times[seed], reach.budget) / run.time_s))
+        log_ratios.append(math.log(run.time_s / base.time_s))
         deltas.append(run.accuracy - base.accuracy)
         reached = _first_reaching(run, base.accuracy, sign)
         if reached is not None and reached > 0:
@@ -197,14 +280,15 @@ def verdict_for(
 
     own = [r for r in config.values() if _usable(r)]
     speed, accuracy = t_interval(log_speedups, confidence), t_interval(deltas, confidence)
-    verdict, note = _decide(len(seeds), speed, accuracy, sign, tolerance, beyond, below)
+    time_ratio = _geometric_mean(log_ratios)
+    verdict, note = _decide(len(seeds), speed, accuracy, sign, tolerance, equivalence, beyond, below, time_ratio)
     return Verdict(
         verdict=verdict,
         n=len(seeds),
         seeds=tuple(seeds),
         speedup=_geometric_mean(log_speedups),
-        speedup_ci_low=math.exp(speed[1]) if speed else None,
-        speedup_ci_high=math.exp(speed[2]) if speed else None,
+        speedup_ci_low=_exp(speed[1]) if speed else None,
+        speedup_ci_high=_exp(speed[2]) if speed else None,
         speedup_to_full_baseline=_geometric_mean(log_to_full),
         full_baseline_reached=len(log_to_full),
         accuracy_median=statistics.median(r.accuracy for r in own) if own else None,
@@ -215,6 +299,8 @@ def verdict_for(
         beyond_frontier=beyond,
         below_frontier=below,
         note=note,
+        time_ratio=time_ratio,
+        confidence=confidence,
     )
 
 
@@ -224,8 +310,10 @@ def _decide(
     accuracy: tuple[float, float, float] | None,
     sign: int,
     tolerance: float,
+    equivalence: float,
     beyond: int,
     below: int,
+    time_ratio: float | None,
 ) -> tuple[str, str]:
     """The verdict and, when it needs one, the reason in a few words."""
     if speed is None or accuracy is None:
@@ -233,14 +321,23 @@ def _decide(
     best_gain = accuracy[2] if sign == 1 else -accuracy[1]  # the interval's better end, as a gain
     if best_gain < -tolerance:
         return LESS_ACCURATE, ""
+    margin = math.log1p(equivalence)
+    on_frontier = not (beyond or below)
+    if on_frontier and -margin <= speed[1] and speed[2] <= margin and abs(accuracy[0]) <= tolerance:
+        return EQUIVALENT, f"speed-up within ±{equivalence:.0%}, accuracy within tolerance"
     if speed[1] > _ROUNDING:
         if below:
             return NO_EVIDENCE, f"{below} of {n} seeds below the frontier: the speed-up is an upper bound"
         return FASTER, ""
     if speed[2] < -_ROUNDING:
-        if beyond:
-            return NO_EVIDENCE, f"{beyond} of {n} seeds beyond the frontier: the speed-up is a lower bound"
-        return SLOWER, ""
+        if 2 * beyond > n:
+            ratio = f"{time_ratio:.2f}× the baseline's time" if time_ratio else "slower"
+            return TRADE_OFF, f"more accurate than every budget at {beyond} of {n} seeds, {ratio}"
+        if not beyond:
+            return SLOWER, ""
+        return NO_EVIDENCE, f"{beyond} of {n} seeds beyond the frontier: the speed-up is a lower bound"
+    if beyond:
+        return NO_EVIDENCE, f"{beyond} of {n} seeds beyond the frontier: the speed-up is a lower bound"
     return NO_EVIDENCE, ""
 
 

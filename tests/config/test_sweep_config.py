@@ -138,3 +138,34 @@ def test_without_a_swept_algorithm_the_baseline_drops_them_all(tmp_path):
     assert trial_config(base, {"variant": keys.BASELINE, "overrides": {}}).algorithms == {}
     with pytest.raises(ValueError, match="variant"):
         trial_config(base, {"variant": "other", "overrides": {}})
+
+
+# ---- verdicts that resolve (issue 23) ----------------------------------------------------------------------
+
+
+ADAPTIVE = SWEEP_BASE + "    algorithms.selective_backprop.keep: {uniform: [0.25, 0.75]}\n"
+
+
+def test_budgets_above_one_train_longer_and_max_repeats_makes_the_sweep_adaptive(tmp_path):
+    path = write(tmp_path, ADAPTIVE, "ok.yaml")
+    sets = ("sweep.baseline_budgets=[0.5,1.0,1.5]", "sweep.repeats=3", "sweep.max_repeats=8", "max_duration=4ep")
+    config = load_experiment(path, overrides=list(sets))
+    assert config.sweep.frontier_budgets == [0.5, 1.5]
+    assert config.sweep.adaptive and (config.sweep.equivalence, config.sweep.max_sweep_s) == (0.05, None)
+    assert config.sweep.timing == "steps"
+    arm = {"variant": keys.FRONTIER, "overrides": {}, "repeat": 0, "budget": 1.5}
+    assert str(trial_config(config, arm).max_duration) == "6ep"
+    assert not load_experiment(path, overrides=["sweep.repeats=3", "sweep.max_repeats=3"]).sweep.adaptive
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("sweep.max_repeats=2", "sweep.max_repeats: must be at least repeats (3), got 2"),
+        ("sweep.baseline_budgets=[0.5,5.0]", "sweep.baseline_budgets[1]: must be in (0, 4], got 5.0"),
+        ("sweep.equivalence=0", "sweep.equivalence"),
+    ],
+)
+def test_bad_adaptive_settings_are_one_line_each(tmp_path, override, expected):
+    path = write(tmp_path, ADAPTIVE)
+    assert expected in only_problem(path, "sweep.repeats=3", override)

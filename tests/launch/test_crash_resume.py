@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.ray, pytest.mark.subprocess_cli]
 
 KEEP = "algorithms.selective_backprop.keep"
 TRIALS = 4  # baseline and one method configuration, two repeats each
-CHECKPOINTS_PER_TRIAL = 2  # 2 epochs, one checkpoint each
+CHECKPOINTS_PER_TRIAL = 3  # 3 epochs, one checkpoint each: enough work left for five interruptions
 TIMEOUT = 240
 
 
@@ -40,7 +40,7 @@ def experiment(storage: Path, name: str, repeats: int = 2) -> Path:
     config = {
         "name": name,
         "data": {"num_train": 256, "num_test": 128, "batch_size": 64},
-        "max_duration": "2ep",
+        "max_duration": "3ep",
         "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
         "scaling": {"num_workers": 0},
         "checkpoint": {"interval": "1ep"},
@@ -270,12 +270,12 @@ def refuse_to_mix_configs(storage: Path, path: Path) -> None:
     longer = storage / "longer.yaml"
     longer.write_text(yaml.safe_dump({**config, "max_duration": "6ep"}))
     cases = [(changed, [], "holds a sweep already; continue it with --resume"), (path, [], "holds a sweep already")]
-    cases += [(longer, [flag], 'max_duration: "2ep" -> "6ep"') for flag in ("--resume", "--extend")]
+    cases += [(longer, [flag], 'max_duration: "3ep" -> "6ep"') for flag in ("--resume", "--extend")]
     for file, flags, said in cases:
         process = start(file, *flags)
         assert finish(process) == 2, log_tail(process)
         assert said in log_tail(process) and "Traceback" not in log_tail(process), log_tail(process)
-    assert json.loads((storage / "grown" / "training_config.json").read_text())["max_duration"] == "2ep"
+    assert json.loads((storage / "grown" / "training_config.json").read_text())["max_duration"] == "3ep"
 
 
 def grow_a_sweep(storage: Path) -> dict[tuple[str, int], dict[str, Any]]:

@@ -32,7 +32,8 @@ def finished_trials(tmp_path: Path, name: str) -> list[dict]:
 
 
 def test_sb_yaml_runs_shrunk(tmp_path, local_ray):
-    args = shrunk(tmp_path, "data.num_train=256", "data.num_test=64", "sweep.num_samples=1", "sweep.repeats=1")
+    one_seed = ("sweep.repeats=1", "sweep.max_repeats=1")  # no adaptive seeds
+    args = shrunk(tmp_path, "data.num_train=256", "data.num_test=64", "sweep.num_samples=1", *one_seed)
     assert main([str(EXPERIMENTS / "sb.yaml"), *args]) == 0
     trials = finished_trials(tmp_path, "sb")
     assert sorted(t["config_id"] for t in trials) == [
@@ -40,6 +41,7 @@ def test_sb_yaml_runs_shrunk(tmp_path, local_ray):
         "control",
         "frontier-0.5",
         "frontier-0.75",
+        "frontier-1.5",
         "method-1",
     ]
     assert all(t["status"] == "TERMINATED" for t in trials)

@@ -189,6 +189,8 @@ def test_experiments_sb_yaml_is_the_laptop_sweep():
     assert config.scaling.num_workers == 0 and config.data.name == "synthetic"
     swept = {path.rsplit(".", 1)[-1] for path in config.sweep.space}
     assert swept == {"start", "end", "keep", "scale_factor", "interrupt"}
+    assert config.sweep.adaptive and config.sweep.frontier_budgets == [0.5, 0.75, 1.5]  # issue 23
+    assert config.sweep.timing == "cpu"
 
 
 def test_optuna_search_runs_the_baseline_first_and_its_own_samples(tmp_path, local_ray):

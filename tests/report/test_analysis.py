@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from reportkit import SB, hand_made_records
 
 from raycomp.report.analysis import described, format_args, frontier_line, verdict_counts
@@ -47,3 +48,38 @@ def test_the_verdict_table_names_the_sweeps_metric():
     assert header[3] == "accuracy" and "Δ accuracy" in format_verdicts(_verdicts())
     table = format_verdicts(_verdicts(), "eval/loss")
     assert table.splitlines()[0].split()[3] == "loss" and "Δ loss [95% CI]" in table and "accuracy" not in table
+
+
+def test_an_adaptive_sweep_judges_each_config_at_its_looks_level_and_says_why_it_stopped():
+    """repeats 3, max_repeats 5: three seeds are the first look, at the level alpha spending gives it."""
+    from raycomp.report.verdicts import look_confidence
+
+    verdicts = summarize_configs(summarize(hand_made_records()), "max", 0.005, 0.95, 0.05, (3, 5))
+    method = next(c for c in verdicts.configs if c.config_id == "method-1")
+    assert method.verdict.confidence == look_confidence(3, 3, 5) > 0.95
+    assert verdicts.looks == (3, 5) and verdicts.document()["max_repeats"] == 5
+    stopped = {c.config_id: c.stopped for c in verdicts.configs}
+    assert stopped["baseline"] is None
+    assert stopped["method-1"] == stopped["method-2"] == stopped["method-3"] == "resolved at 3 seeds"
+    assert stopped["method-4"] == "no finished trial paired with the baseline: no more seeds"  # all failed
+    assert stopped["method-5"].startswith("unresolved at 2 seeds: sweep.max_sweep_s spent")
+    assert stopped["control"] == "3 seeds: the methods' last seed (the control runs with them)"
+    table = format_verdicts(verdicts)
+    assert "speed-up [per look]" in table and "seeds: why stopped" in table and "adaptive repeats: 3 seeds" in table
+    assert summarize_configs(summarize(hand_made_records()), "max", 0.005, 0.95, 0.05, (3, 3)).looks is None
+
+
+def test_sweep_timing_picks_the_time_verdicts_compare():
+    import dataclasses
+
+    from raycomp.report.configs import trial_time
+
+    trial = summarize(hand_made_records())[0]
+    timed = dataclasses.replace(trial, wall_s=30.0, steps_s=25.0, steps_cpu_s=20.0)
+    assert [trial_time(timed, timing) for timing in ("steps", "cpu", "wall")] == [25.0, 20.0, 30.0]
+    assert trial_time(dataclasses.replace(trial, wall_s=30.0), "cpu") == 30.0  # not timed: its wall time
+    records = [dataclasses.replace(t, steps_cpu_s=t.wall_s and 2 * t.wall_s) for t in summarize(hand_made_records())]
+    by_cpu = summarize_configs(records, "max", timing="cpu")
+    by_wall = summarize_configs(records, "max", timing="wall")
+    assert by_cpu.timing == "cpu" and by_cpu.noise_floor == pytest.approx(by_wall.noise_floor)
+    assert by_cpu.document()["timing"] == "cpu"

@@ -10,12 +10,14 @@ Results are read from all of them, so the tables and the report cover every tria
 from __future__ import annotations
 
 import dataclasses
+import time
 
 from ray import tune
 
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.errors import ConfigError
 from raycomp.launch.signals import tune_interrupts
+from raycomp.launch.sweep.adaptive import adapt
 from raycomp.launch.sweep.ledger import experiment_folders, has_state, missing_arms, next_folder, relabeled, result_arm
 from raycomp.launch.sweep.outcome import unfinished
 from raycomp.launch.sweep.space import sweep_arms
@@ -48,7 +50,32 @@ def run_sweep(
     extend: bool = False,
     callbacks: list[tune.Callback] | None = None,
 ) -> SweepOutcome:
-    """Runs the sweep (or continues it) on the Ray the caller started; stops at the first Ctrl-C."""
+    """Runs the sweep (or continues it) on the Ray the caller started; stops at the first Ctrl-C. With
+    ``sweep.max_repeats`` it then adds seeds to the configurations still unresolved (adaptive.py)."""
+    started = time.monotonic()
+    outcome = _run_arms(config, parent, resume=resume, extend=extend, callbacks=callbacks)
+    sweep = config.sweep or SweepConfig()
+    if outcome.interrupted or not sweep.adaptive or sweep.search_alg == "optuna":
+        return outcome
+
+    def fit(arms: list[dict], folder: tuple[str, str]) -> tuple[tune.ResultGrid, bool]:
+        return _fit(build_tuner(config, parent, callbacks, arms=arms, folder=folder))
+
+    grid = adapt(config, outcome.grids, fit, started=started)
+    if grid is not None:  # the last round was interrupted
+        return SweepOutcome(outcome.grids, True, unfinished(grid))
+    return outcome
+
+
+def _run_arms(
+    config: ExperimentConfig,
+    parent: RunRef | None,
+    *,
+    resume: bool,
+    extend: bool,
+    callbacks: list[tune.Callback] | None,
+) -> SweepOutcome:
+    """The sweep's own arms (its first ``repeats`` seeds): trained, or restored and completed."""
     sweep = config.sweep or SweepConfig()
     random_search = sweep.search_alg != "optuna"
     if extend and not random_search:

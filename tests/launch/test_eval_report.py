@@ -1,0 +1,33 @@
+"""The training steps' clock (raycomp.launch.eval_report.StepClock): what verdicts compare, measured per step."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from raycomp.launch.eval_report import StepClock
+
+
+def test_a_transient_stall_counts_at_three_times_the_recent_median():
+    clock = StepClock()
+    counted = [clock.add(0.1) for _ in range(20)] + [clock.add(5.0)] + [clock.add(0.1) for _ in range(5)]
+    assert sum(counted) == pytest.approx(25 * 0.1 + 0.3)
+    assert clock.capped == 1
+
+
+def test_a_recurring_pattern_is_kept_whole():
+    """SelectiveBackprop alternates cheap and full steps: a pattern, not spikes, so nothing is capped."""
+    clock = StepClock()
+    steps = [0.06, 0.1] * 40
+    assert sum(clock.add(s) for s in steps) == pytest.approx(sum(steps))
+    assert clock.capped == 0
+
+
+def test_a_step_is_timed_from_before_the_dataloader_to_the_batch_end():
+    clock = StepClock()
+    clock.stop()  # no step started: nothing counted
+    clock.start()
+    time.sleep(0.02)
+    clock.stop()
+    assert 0.02 <= clock.total_s < 0.5 and 0 <= clock.cpu_s < clock.total_s
