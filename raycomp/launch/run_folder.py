@@ -44,7 +44,8 @@ from raycomp.scratch import remove_abandoned
 NOT_TRAINING = frozenset(
     {"name", "storage_path", "tracking", "scaling", "checkpoint", "failure", "eval", "profile"}
     | {"data.root", "data.num_workers", "data.eval_batch_size"}
-    | {"sweep.max_concurrent_trials", "sweep.accuracy_tolerance"}  # how many at once; how verdicts judge
+    | {"sweep.max_concurrent_trials", "sweep.max_repeats", "sweep.max_sweep_s"}  # how many at once, how long
+    | {"sweep.accuracy_tolerance", "sweep.equivalence", "sweep.timing"}  # how verdicts judge
 )
 LONGER_ALLOWED = frozenset({"max_duration"})  # raycomp.train resumes a run to a longer max_duration on purpose
 _SHOWN = 4  # changed keys listed before "and N more"
