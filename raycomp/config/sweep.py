@@ -150,7 +150,7 @@ class SweepConfig(Section):
     accuracy_tolerance: float = Field(0.005, ge=0)
     confidence: float = Field(0.95, gt=0.5, lt=1)  # of the verdicts' intervals
     equivalence: float = Field(0.05, gt=0, lt=1)  # speed-ups within ±this are `equivalent` (docs/report.md)
-    max_repeats: int | None = Field(None, ge=1)  # adaptive: more seeds, one at a time, to unresolved configurations
+    max_repeats: int | None = Field(None, ge=1, le=MAX_REPEATS)  # adaptive: seeds added one at a time while unresolved
     max_sweep_s: float | None = Field(None, gt=0)  # adaptive: no new seeds once the sweep has run this long
     # the training time verdicts compare: the steps' own wall time, the process's CPU time in them (steadier on a
     # shared CPU-only machine; blind to waits and to GPU work), or the whole fit's wall time (docs/report.md)
@@ -178,7 +178,8 @@ class SweepConfig(Section):
     @model_validator(mode="after")
     def _trials_bounded(self) -> SweepConfig:
         grid = math.prod(len(domain.values) for domain in self.space.values() if domain.kind == "grid")
-        trials = (grid * self.num_samples + 2 + len(self.baseline_budgets)) * self.repeats
+        seeds = max(self.repeats, self.max_repeats or 0)
+        trials = (grid * self.num_samples + 2 + len(self.baseline_budgets)) * seeds
         if trials > MAX_TRIALS:
             message = (
                 f"makes about {trials:,} trials (grid values x num_samples x repeats), more than {MAX_TRIALS:,}: "
