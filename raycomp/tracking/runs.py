@@ -267,7 +267,15 @@ def _open_trial(
         if arm.get(key) is not None:
             tags[tag] = str(arm[key])
     run_id = client.create_run(parent.experiment_id, tags=tags, run_name=f"{trial_id}-{variant}").info.run_id
-    log_config(client, run_id, config)
+    try:
+        log_config(client, run_id, config)
+    except Exception as error:  # the run exists now: keep it, so its points spill and a resume ends it
+        print(
+            f"raycomp: the params of MLflow run {run_id} (trial {trial_id}) could not be recorded "
+            f"({one_line(error)}); the trial's metrics are kept for the run",
+            file=sys.stderr,
+            flush=True,
+        )
     return RunRef(parent.tracking_uri, parent.experiment_id, run_id)
 
 

@@ -161,6 +161,23 @@ def test_a_trial_trains_untracked_when_the_store_is_down_at_open(tmp_path, capsy
     assert len(err) == 1 and "t0" in err[0] and dead.tracking_uri in err[0] and "untracked" in err[0]
 
 
+def test_a_store_that_fails_right_after_creating_the_run_keeps_the_run_tracked(tmp_path, capsys, monkeypatch):
+    """The server died between creating the trial's run and logging its params (the CI race of h2): the run
+    exists, so the trial must keep it, or its points are never spilled and it stays RUNNING forever."""
+    import raycomp.tracking.runs as runs
+
+    def store_gone(*args, **kwargs):
+        raise ConnectionError("Connection refused")
+
+    with sweep_run(config(tmp_path), None, resume=False) as sweep:
+        monkeypatch.setattr(runs, "log_config", store_gone)  # the fault lands after create_run
+        with trial_run(sweep.ref, "t0", ARM, config(tmp_path)) as child:
+            assert child is not None and status(child) == "RUNNING"
+        assert status(child) == "FINISHED"
+    err = capsys.readouterr().err
+    assert child.run_id in err and "params" in err and "Connection refused" in err
+
+
 def test_close_orphaned_run_ends_only_runs_still_running(tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     with sweep_run(config(tmp_path), None, resume=False) as sweep:
