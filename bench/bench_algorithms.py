@@ -31,8 +31,8 @@ from bench_core import machine
 
 from raycomp.algorithms.registry import ALGORITHMS
 from raycomp.config import ExperimentConfig, load_experiment
+from raycomp.config.recipe import build_trainer
 from raycomp.core import Callback
-from raycomp.recipe import build_trainer
 
 # The arguments each algorithm runs with (and its method card quotes); None: sb.yaml's own arguments.
 ARGS: dict[str, dict[str, Any] | None] = {

@@ -32,8 +32,8 @@ import torch
 from bench_core import machine
 
 from raycomp.config import ExperimentConfig, load_experiment
+from raycomp.config.recipe import build_trainer
 from raycomp.core import Callback
-from raycomp.recipe import build_trainer
 
 # name -> (algorithm, arguments); None: the config's own arguments for that algorithm; a dict is laid over them.
 METHODS: dict[str, tuple[str, dict[str, Any] | None]] = {

@@ -26,9 +26,8 @@ import torch.nn.functional as F
 
 from raycomp import Trainer
 from raycomp.config import ExperimentConfig
+from raycomp.config.recipe import build_loaders, build_model_for
 from raycomp.launch.hardware import cpu_model
-from raycomp.models import build_model_for
-from raycomp.recipe import build_loaders
 
 
 def write_pngs(root: Path, classes: int, per_class: int, size: int) -> None:

@@ -3,7 +3,7 @@
 What ``scaling: {num_workers: 0, use_gpu: true, gpus_per_worker: 0.25}`` buys in a sweep (docs/runner.md),
 measured without Ray (the GPU machines lent to this project have none): each trial is its own process, as
 Tune's trial processes are, training experiments/sb.yaml's recipe (one trial of its sweep, ``seed`` = the
-trial's index) through ``raycomp.recipe.build_trainer``. The same trials run once one after another and once
+trial's index) through ``raycomp.config.recipe.build_trainer``. The same trials run once one after another and once
 all at the same time; trials per hour is trials / wall time, process start-up included on both sides.
 
     python bench/bench_packed_trials.py --device cuda --trials 4
@@ -24,7 +24,7 @@ def one_trial(config_path: str, seed: int, device: str, sets: list[str], threads
     import torch
 
     from raycomp.config import load_experiment
-    from raycomp.recipe import build_trainer
+    from raycomp.config.recipe import build_trainer
 
     torch.set_num_threads(threads)
     config = load_experiment(config_path, ["sweep=null", f"seed={seed}", *sets])

@@ -31,12 +31,12 @@ from pathlib import Path
 import torch
 from bench_core import machine
 
-from raycomp import keys
-from raycomp.checkpoint import KeptCheckpoints
+from raycomp.base import keys
 from raycomp.config import load_experiment
 from raycomp.launch.sinks import FolderSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import run_in_process
+from raycomp.loop.checkpoint import KeptCheckpoints
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,6 @@
 """The power table of raycomp's speed-up verdicts (docs/report.md): how often a planted speed-up is found.
 
-Simulated sweeps, drawn with numpy and judged by ``raycomp.report.verdicts.verdict_for`` itself. The model:
+Simulated sweeps, drawn with numpy and judged by ``raycomp.results.verdicts.verdict_for`` itself. The model:
 each seed has a baseline frontier (budgets 0.5, 0.75, 1.0 of a 100 s run, accuracies 0.90, 0.94, 0.96) and
 one configuration that reaches the full baseline's accuracy ``effect`` times sooner. Every run's wall time
 has independent log-normal noise of coefficient of variation ``cv``, and every final accuracy independent
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from raycomp.report.verdicts import (
+from raycomp.results.verdicts import (
     DEFAULT_CONFIDENCE,
     FASTER,
     RESOLVED,

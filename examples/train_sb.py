@@ -8,7 +8,7 @@ The core alone, in one process; `python -m raycomp.tune experiments/sb.yaml` run
 import argparse
 
 from raycomp.config import ExperimentConfig
-from raycomp.recipe import build_trainer
+from raycomp.config.recipe import build_trainer
 
 
 def main() -> None:

@@ -1,16 +1,34 @@
-"""raycomp: a Composer-style training core (Engine, Events, State, Algorithms) for Ray Train, Tune and MLflow."""
+"""raycomp: a Composer-style training core (Engine, Events, State, Algorithms) for Ray Train, Tune and MLflow.
 
-# First, before torch's seconds-long import: Ctrl-C in a raycomp command is one line (raycomp/cli/interrupt.py).
-from raycomp.cli.interrupt import quiet_interrupts
+``from raycomp import Trainer, Event, ...`` works as in Composer, but nothing is imported until a name is
+used: ``import raycomp.core`` must not load the Trainer, and a CLI must not pay for torch before it has to.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# First, before torch's seconds-long import: Ctrl-C in a raycomp command is one line (base/interrupts.py).
+from raycomp.base.interrupts import quiet_interrupts
 
 quiet_interrupts()
 
-from raycomp._torchvision import prepare_torchvision  # noqa: E402
-from raycomp.core import Algorithm, Callback, Engine, Event, State, Time, Timestamp, TimeUnit  # noqa: E402
-from raycomp.trainer import Trainer  # noqa: E402
+from raycomp.base.torchvision_shim import prepare_torchvision  # noqa: E402
 
-prepare_torchvision()  # before anything imports torchvision (torchmetrics does): see raycomp/_torchvision.py
+prepare_torchvision()  # before anything imports torchvision (torchmetrics does): see base/torchvision_shim.py
+
+if TYPE_CHECKING:
+    from raycomp.core import Algorithm, Callback, Engine, Event, State, Time, Timestamp, TimeUnit
+    from raycomp.loop.trainer import Trainer
 
 __version__ = "0.1.0"
 
 __all__ = ["Algorithm", "Callback", "Engine", "Event", "State", "Time", "TimeUnit", "Timestamp", "Trainer"]
+_HOMES = {name: "raycomp.loop.trainer" if name == "Trainer" else "raycomp.core" for name in __all__}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'raycomp' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOMES[name]), name)

@@ -13,9 +13,9 @@ handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, sign
 registered = []
 atexit.register = lambda *a, **k: registered.append(a)
 
-import raycomp, raycomp.core, raycomp.trainer, raycomp.algorithms, raycomp.functional, raycomp.checkpoint
-import raycomp.batching, raycomp.distributed, raycomp.recipe, raycomp.errors, raycomp.keys, raycomp.layout
-import raycomp.process_env, raycomp.scratch
+import raycomp, raycomp.core, raycomp.loop.trainer, raycomp.algorithms, raycomp.functional, raycomp.loop.checkpoint
+import raycomp.loop.batching, raycomp.loop.distributed, raycomp.config.recipe
+import raycomp.base.errors, raycomp.base.keys, raycomp.base.layout, raycomp.base.process_env, raycomp.base.scratch
 import raycomp.config, raycomp.tracking.ref, raycomp.launch.spec, raycomp.launch.eval_report, raycomp.launch.sinks
 import torch.distributed as dist
 
@@ -39,7 +39,7 @@ import sys
 sys.modules["raycomp.algorithms"] = None  # importing it now raises ImportError
 import torch
 from raycomp.core import Algorithm, Engine, Event, State
-import raycomp.trainer, raycomp.batching, raycomp.distributed
+import raycomp.loop.trainer, raycomp.loop.batching, raycomp.loop.distributed
 
 class Pinned(Algorithm):
     first_on = frozenset(Event)

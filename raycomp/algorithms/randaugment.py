@@ -102,8 +102,8 @@ def add_dataset_transform(dataset: Any, transform: Callable[[Any], Any]) -> None
     A dataset whose transform holds a ``RandAugmentTransform`` already is left as it is, so a second Trainer
     over the same dataset does not augment it twice.
     """
-    from raycomp._torchvision import import_torchvision
     from raycomp.algorithms.randaugment_transform import RandAugmentTransform
+    from raycomp.base.torchvision_shim import import_torchvision
 
     v1, v2 = import_torchvision("torchvision.transforms"), import_torchvision("torchvision.transforms.v2")
     compose = (v1.Compose, v2.Compose)

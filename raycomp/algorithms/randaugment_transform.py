@@ -21,9 +21,9 @@ from typing import Annotated, Any, TypeVar
 import torch
 from pydantic import Field
 
-from raycomp._torchvision import import_torchvision
 from raycomp.algorithms.arguments import checked_arguments
 from raycomp.algorithms.randaugment import OPERATIONS, AugmentationSet
+from raycomp.base.torchvision_shim import import_torchvision
 
 v2 = import_torchvision("torchvision.transforms.v2")
 

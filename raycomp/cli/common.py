@@ -1,6 +1,6 @@
 """What every raycomp CLI shares: loading the experiment, and one mapping from errors to exit codes.
 
-Importing it makes Ctrl-C one line for the rest of a raycomp command's start-up (``cli/interrupt.py``).
+Importing it makes Ctrl-C one line for the rest of a raycomp command's start-up (``base/interrupts.py``).
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from raycomp.cli.interrupt import INTERRUPTED, quiet_interrupts
+from raycomp.base.errors import EXIT_INTERRUPTED, ConfigError, RaycompError, TrackingUnavailable
+from raycomp.base.interrupts import INTERRUPTED, quiet_interrupts
+from raycomp.base.redaction import redacted
 from raycomp.config import ExperimentConfig, load_experiment
 from raycomp.config.user_code import user_code_on_path
-from raycomp.errors import EXIT_INTERRUPTED, ConfigError, RaycompError, TrackingUnavailable
-from raycomp.redaction import redacted
 
 quiet_interrupts()  # only in a raycomp command; raycomp/__init__.py may have installed it already
 

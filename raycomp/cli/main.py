@@ -16,16 +16,15 @@ raycomp COMMAND --help shows a command's options."""
 
 
 def _commands() -> dict[str, Callable[[list[str]], int]]:
-    from raycomp.cli import train, tune
-    from raycomp.report import __main__ as report
+    from raycomp.cli import report, train, tune
 
     return {"tune": tune.main, "train": train.main, "report": report.main}
 
 
 def main(argv: list[str] | None = None) -> int:
-    from raycomp.cli.interrupt import quiet_interrupts
+    from raycomp.base.interrupts import quiet_interrupts
 
-    quiet_interrupts()  # Ctrl-C while the command imports its modules: one line (cli/interrupt.py)
+    quiet_interrupts()  # Ctrl-C while the command imports its modules: one line (base/interrupts.py)
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
         print(USAGE)

@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from raycomp.base.errors import RaycompError
+from raycomp.base.keys import TRACKING_FAILURES
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
 from raycomp.config import ExperimentConfig
-from raycomp.errors import RaycompError
-from raycomp.keys import TRACKING_FAILURES
 from raycomp.launch.run_folder import run_guarded
 from raycomp.launch.spec import ResumeSource, TrialSpec
 from raycomp.tracking.ref import redacted_uri

@@ -20,19 +20,19 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from raycomp import keys
+from raycomp.base import keys
+from raycomp.base.errors import EXIT_INTERRUPTED, one_line
+from raycomp.base.redaction import redacted
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
 from raycomp.config import ExperimentConfig, SweepConfig
-from raycomp.errors import EXIT_INTERRUPTED, one_line
 from raycomp.launch.run_folder import nothing_to_resume, run_guarded
 from raycomp.launch.signals import interrupts_deferred
-from raycomp.redaction import redacted
-from raycomp.report.configs import CONFIG_COLUMNS
+from raycomp.results.configs import CONFIG_COLUMNS
 from raycomp.tracking.ref import RunRef, redacted_uri
 
 if TYPE_CHECKING:
-    from raycomp.report.configs import SweepVerdicts
-    from raycomp.report.summary import TrialSummary
+    from raycomp.results.configs import SweepVerdicts
+    from raycomp.results.summary import TrialSummary
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -94,9 +94,9 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
     from raycomp.launch.cluster import init_ray
     from raycomp.launch.sweep.outcome import trial_records
     from raycomp.launch.sweep.runner import run_sweep
-    from raycomp.report.configs import format_verdicts, summarize_configs
-    from raycomp.report.results_files import write_results
-    from raycomp.report.summary import format_table, summarize
+    from raycomp.results.configs import format_verdicts, summarize_configs
+    from raycomp.results.results_files import write_results
+    from raycomp.results.summary import format_table, summarize
 
     init_ray(args.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
     outcome = run_sweep(config, parent, resume=args.resume, extend=args.extend)

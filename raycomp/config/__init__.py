@@ -5,6 +5,7 @@ config each trial trains), ``source`` (YAML and ``--set``), ``messages`` (pydant
 terms). Ray is not imported; the algorithm registry is ``raycomp.algorithms.registry``.
 """
 
+from raycomp.base.errors import ConfigError
 from raycomp.config.schema import ExperimentConfig
 from raycomp.config.sections import (
     CheckpointConfig,
@@ -21,7 +22,6 @@ from raycomp.config.sections import (
 from raycomp.config.source import load_experiment
 from raycomp.config.sweep import DOMAIN_KINDS, SearchDomain, SweepConfig, TrialSchedulerConfig
 from raycomp.config.trial import trial_config
-from raycomp.errors import ConfigError
 
 __all__ = [
     "DOMAIN_KINDS",

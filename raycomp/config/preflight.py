@@ -14,8 +14,8 @@ import re
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from raycomp.base.errors import one_line
 from raycomp.config.messages import KeyPath, Problem
-from raycomp.errors import one_line
 
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from raycomp import keys
 from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, arguments_schema
+from raycomp.base import keys
+from raycomp.base.errors import ConfigError
+from raycomp.base.layout import RunLayout
 from raycomp.config.messages import Invalid, KeyPath, Problem, explain, format_problems, problems_of, show, suggest
 from raycomp.config.sections import (
     MAX_SEED,
@@ -41,8 +43,6 @@ from raycomp.config.sweep_checks import sweep_problems
 from raycomp.config.workload import eval_metric_problems, metric_num_classes, model_data_problems
 from raycomp.core.evaluator import build_metric
 from raycomp.core.time import Time, TimeUnit
-from raycomp.errors import ConfigError
-from raycomp.layout import RunLayout
 
 if TYPE_CHECKING:
     from torchmetrics import Metric

@@ -215,7 +215,7 @@ class DataConfig(Section):
         if self.class_path is not None or self.name in ("image_folder", "hf_dataset"):
             from raycomp.data.loaders import user_train_size
 
-            return user_train_size(self)
+            return user_train_size(self.name, self.root, self.train_split, self.class_path, self.init_args)
         if self.name in TEXT_DATASETS:
             from raycomp.data.loaders import text_train_size
 
@@ -314,7 +314,7 @@ class CheckpointConfig(Section):
 
 class ProfileConfig(Section):
     """A ``torch.profiler`` trace of ``active`` training batches after ``wait`` skipped and ``warmup`` dropped
-    ones, saved beside the checkpoints (``profile/``) and attached to the MLflow run (``raycomp/profiling.py``)."""
+    ones, saved beside the checkpoints (``profile/``) and attached to the MLflow run (``raycomp/loop/profiling.py``)."""
 
     wait: int = Field(1, ge=0)
     warmup: int = Field(1, ge=0)

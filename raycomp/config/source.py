@@ -12,12 +12,12 @@ from typing import Any
 
 import yaml
 
+from raycomp.base.errors import ConfigError
 from raycomp.config.messages import KeyPath, format_problems, show, show_text
 from raycomp.config.preflight import user_code_problems
 from raycomp.config.schema import ExperimentConfig
 from raycomp.config.sweep import assign
 from raycomp.config.yaml_text import Refused, load_value, parse_yaml, read_text
-from raycomp.errors import ConfigError
 
 
 def _apply_override(data: dict[str, Any], item: str, locations: dict[KeyPath, str]) -> None:

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.config.messages import Invalid, KeyPath, Problem, show
 from raycomp.config.sections import Section
 

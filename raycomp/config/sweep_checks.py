@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from raycomp import keys
 from raycomp.algorithms.registry import ALGORITHMS, arguments_schema
+from raycomp.base import keys
 from raycomp.config.messages import Problem, dotted, leaf_paths, problems_of, show, suggest
 from raycomp.config.sections import MAX_SEED
 from raycomp.config.sweep import SELECTION, SPACE, SweepConfig, assign
@@ -112,7 +112,8 @@ def _objective_problem(config: ExperimentConfig) -> str | None:
 
 def _init_arg_problem(config: ExperimentConfig, section: str, argument: str) -> str | None:
     """``model.init_args.<argument>`` is sweepable when the section's ``class_path`` callable takes it."""
-    from raycomp.config.user_code import argument_problems, import_callable
+    from raycomp.base.import_path import import_callable
+    from raycomp.config.user_code import argument_problems
 
     class_path = getattr(config, section).class_path
     if class_path is None:

@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.core.time import TimeUnit
 
 if TYPE_CHECKING:

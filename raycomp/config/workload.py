@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.config.messages import Problem
 from raycomp.core.evaluator import build_metric
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
+from raycomp.base.errors import ConfigError
 from raycomp.config.messages import KeyPath, dotted
-from raycomp.errors import ConfigError
 
 MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 50

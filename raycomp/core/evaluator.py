@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from raycomp import keys
+from raycomp.base import keys
 
 if TYPE_CHECKING:
     from torchmetrics import Metric

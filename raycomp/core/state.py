@@ -89,7 +89,7 @@ class State:
         self.stop_requested = False
         # What each algorithm cost where it ran; the Engine adds to it, callbacks (result reports) read it.
         self.trace_summary = TraceSummary()
-        # The running torch.profiler.profile while a profiler callback records (raycomp/profiling.py), else None.
+        # The running torch.profiler.profile while a profiler callback records (raycomp/loop/profiling.py), else None.
         self.profiler: Any = None
         # torch.compile's mode when the Trainer compiles the model (None: eager); algorithms that run forward
         # passes of their own (SelectiveBackprop's selection) compile them the same way.

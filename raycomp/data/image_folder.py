@@ -48,7 +48,7 @@ def folder_problems(root: str | None) -> list[str]:
 
 def transforms(image_size: int, train: bool) -> Any:
     """The v2 transform of a split: augmenting crops for training, a deterministic centre crop for eval."""
-    from raycomp._torchvision import import_torchvision
+    from raycomp.base.torchvision_shim import import_torchvision
 
     v2 = import_torchvision("torchvision.transforms.v2")
     import torch

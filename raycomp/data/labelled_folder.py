@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from raycomp._torchvision import import_torchvision
+from raycomp.base.torchvision_shim import import_torchvision
 
 ImageFolder = import_torchvision("torchvision.datasets").ImageFolder
 

@@ -9,18 +9,15 @@ mid-epoch resume replay exactly the batches it would have seen.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Any
 
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from raycomp.batching import stop_workers as stop_workers  # its home is the loop; launch/worker.py imports it here
 from raycomp.data.cifar10 import CIFAR10
 from raycomp.data.synthetic import SyntheticCIFAR
 from raycomp.data.text import DEFAULT_MAX_BYTES, TokenSequences, load_streams
-
-if TYPE_CHECKING:
-    from raycomp.config import DataConfig
 
 TEXT_DATASETS: tuple[str, ...] = ("stdlib_text", "text_files")  # token sequences, for language models
 FILE_DATASETS: tuple[str, ...] = ("image_folder", "hf_dataset")  # the user's files, read where data.root points
@@ -118,19 +115,22 @@ def text_train_size(name: str, root: str | None, seq_len: int, max_bytes: int) -
     return len(_text(name, root, seq_len, max_bytes, None)[0])
 
 
-def user_train_size(data: DataConfig) -> int:
-    """Training samples of an image folder or of the user's data (called once per process: datasets are built)."""
-    if data.class_path is None and data.name == "hf_dataset":
+def user_train_size(
+    name: str, root: str | None, train_split: str, class_path: str | None, init_args: Mapping[str, Any]
+) -> int:
+    """Training samples of an image folder, a Hugging Face dataset (its ``train_split``) or of the user's data
+    (``class_path`` with ``init_args``); called once per process: datasets are built."""
+    if class_path is None and name == "hf_dataset":
         from raycomp.data.hf_dataset import load_splits
 
-        return len(load_splits(str(data.root))[data.train_split])
-    if data.class_path is None:
+        return len(load_splits(str(root))[train_split])
+    if class_path is None:
         from raycomp.data.image_folder import train_size
 
-        return train_size(str(data.root))
+        return train_size(str(root))
     from raycomp.data.user_data import call_user_data
 
-    user = call_user_data(data.class_path, data.init_args)
+    user = call_user_data(class_path, init_args)
     if user.datasets is not None:
         return len(user.datasets[0])
     from raycomp.data.user_data import module_loaders

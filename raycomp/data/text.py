@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 from torch.utils.data import Dataset
 
-from raycomp.atomic_files import atomic_writer
+from raycomp.base.atomic_files import atomic_writer
 
 VOCAB_SIZE = 256
 VAL_FRACTION = 0.1

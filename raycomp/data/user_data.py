@@ -18,7 +18,7 @@ from typing import Any
 
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from raycomp.config.user_code import import_callable
+from raycomp.base.import_path import import_callable
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,11 +15,11 @@ from typing import Any
 
 import torch
 
-from raycomp import checkpoint
+from raycomp.base.errors import CheckpointError
 from raycomp.config import ExperimentConfig
+from raycomp.config.recipe import build_model_for
 from raycomp.core import Engine, Event, Logger, State
-from raycomp.errors import CheckpointError
-from raycomp.models import build_model_for
+from raycomp.loop import checkpoint
 
 _SHOWN = 3  # mismatches listed before "and N more"
 

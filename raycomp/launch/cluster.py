@@ -17,10 +17,10 @@ import ray
 import ray.train
 from ray.train.torch import TorchTrainer
 
+from raycomp.base.process_env import environment
 from raycomp.launch.signals import sigterm_kept
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import SPEC, train_loop_per_worker
-from raycomp.process_env import environment
 
 # Reports block until the controller polls (default every 2 s) and failures are noticed only then;
 # Ray Train's print patch doubles every line a worker prints; a reused Tune actor waits only 2 s for the trial

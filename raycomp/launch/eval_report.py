@@ -16,12 +16,12 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from raycomp import keys
-from raycomp.checkpoint import save_to_folder
+from raycomp.base import keys
+from raycomp.base.scratch import scratch_folder
 from raycomp.core import Callback, Logger, State, Time, Timestamp, TimeUnit
 from raycomp.launch.hardware import machine
 from raycomp.launch.sinks import ResultSink
-from raycomp.scratch import scratch_folder
+from raycomp.loop.checkpoint import save_to_folder
 
 
 class EvalReportCallback(Callback):

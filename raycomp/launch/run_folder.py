@@ -32,13 +32,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from raycomp.atomic_files import atomic_write_text
+from raycomp.base.atomic_files import atomic_write_text
+from raycomp.base.errors import NotFound, RunConflict, StorageUnwritable
+from raycomp.base.layout import RunLayout, is_uri
+from raycomp.base.redaction import redacted
+from raycomp.base.scratch import remove_abandoned
 from raycomp.config import ExperimentConfig
-from raycomp.errors import NotFound, RunConflict, StorageUnwritable
 from raycomp.launch.signals import sigterm_as_interrupt
-from raycomp.layout import RunLayout, is_uri
-from raycomp.redaction import redacted
-from raycomp.scratch import remove_abandoned
 
 # Sections and keys that change where, how long or how a run is watched, not what its checkpoints hold.
 NOT_TRAINING = frozenset(

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
-from raycomp.process_env import environment
+from raycomp.base.process_env import environment
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
-from raycomp import keys
-from raycomp.checkpoint import KeptCheckpoints
+from raycomp.base import keys
+from raycomp.loop.checkpoint import KeptCheckpoints
 
 
 class ResultSink(Protocol):

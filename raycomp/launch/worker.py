@@ -17,15 +17,15 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from raycomp import checkpoint
-from raycomp.data.loaders import stop_workers
+from raycomp.base.layout import is_uri
+from raycomp.base.scratch import scratch_folder
+from raycomp.config.recipe import build_trainer
 from raycomp.launch.checkpoint_fit import check_fits
 from raycomp.launch.eval_report import EvalReportCallback
 from raycomp.launch.sinks import FolderSink, HistorySink, ResultSink, TrainSink
 from raycomp.launch.spec import TrialSpec
-from raycomp.layout import is_uri
-from raycomp.recipe import build_trainer
-from raycomp.scratch import scratch_folder
+from raycomp.loop import checkpoint
+from raycomp.loop.batching import stop_workers
 
 SPEC = "spec"  # the one key of the TorchTrainer's train_loop_config
 

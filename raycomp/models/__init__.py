@@ -4,13 +4,13 @@
 Classifiers (``CLASSIFIER_NAMES``) are built from ``num_classes`` and wrapped in a cross-entropy
 ``ClassifierModel``; language models (``LANGUAGE_MODEL_NAMES``, for the text datasets) from a ``GPTConfig``
 (vocabulary, sequence length and sizes) and wrapped in a per-sequence-loss ``LanguageModel``. A config's model
-is ``build_model_for(config)``, which takes the sequence length from ``data.seq_len``.
+is ``raycomp.config.recipe.build_model_for(config)``, which takes the sequence length from ``data.seq_len``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from torch import nn
 
@@ -19,9 +19,6 @@ from raycomp.models.cnn import SmallCNN
 from raycomp.models.gpt import GPT, GPTConfig
 from raycomp.models.language import LanguageModel
 from raycomp.models.resnet_cifar import ResNetCIFAR, resnet20, resnet56, resnet_cifar
-
-if TYPE_CHECKING:
-    from raycomp.config import ExperimentConfig
 
 _CLASSIFIERS: dict[str, Callable[[int], nn.Module]] = {
     "cnn": lambda num_classes: SmallCNN(num_classes=num_classes),
@@ -67,29 +64,9 @@ def as_raycomp_model(module: object, class_path: str) -> RaycompModel:
 
 def build_user_model(class_path: str, init_args: Mapping[str, Any]) -> RaycompModel:
     """The model ``class_path`` names, called with ``init_args`` (``model.class_path``; see ``as_raycomp_model``)."""
-    from raycomp.config.user_code import import_callable
+    from raycomp.base.import_path import import_callable
 
     return as_raycomp_model(import_callable(class_path)(**init_args), class_path)
-
-
-def build_model_for(config: ExperimentConfig) -> RaycompModel:
-    """The model ``config`` describes: its ``model`` section, with ``data.seq_len`` for a language model."""
-    model = config.model
-    if model.class_path is not None:
-        return build_user_model(model.class_path, model.init_args)
-    if model.name not in _LANGUAGE_MODELS:
-        return build_model(model.name, num_classes=model.num_classes)
-    from raycomp.data import VOCAB_SIZE
-
-    gpt = GPTConfig(
-        vocab_size=VOCAB_SIZE,
-        seq_len=config.data.seq_len,
-        d_model=model.d_model,
-        n_layers=model.n_layers,
-        n_heads=model.n_heads,
-        dropout=model.dropout,
-    )
-    return build_model(model.name, gpt=gpt)
 
 
 __all__ = [
@@ -105,7 +82,6 @@ __all__ = [
     "SmallCNN",
     "as_raycomp_model",
     "build_model",
-    "build_model_for",
     "build_user_model",
     "resnet20",
     "resnet56",

@@ -19,7 +19,7 @@ from typing import Any
 
 from torch import nn
 
-from raycomp.config.user_code import import_callable
+from raycomp.base.import_path import import_callable
 
 
 def from_config(model_class: str, config: Mapping[str, Any] | None = None) -> nn.Module:

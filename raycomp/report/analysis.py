@@ -1,6 +1,6 @@
 """What the report derives from a sweep without measuring anything: how a configuration is named, the
 baseline frontier as a line, the traces summed over the sweep. Speed-ups and verdicts are not computed
-here: they are ``raycomp.report.configs``' (``SweepVerdicts``), one computation for the CLI,
+here: they are ``raycomp.results.configs``' (``SweepVerdicts``), one computation for the CLI,
 ``results.json`` and the report."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from raycomp import keys
-from raycomp.report.configs import ConfigSummary, SweepVerdicts
+from raycomp.base import keys
 from raycomp.report.sweep import Sweep
+from raycomp.results.configs import ConfigSummary, SweepVerdicts
 
 REFERENCES = (keys.BASELINE, keys.FRONTIER)  # the variants speed-ups are measured against: no verdict of their own
 

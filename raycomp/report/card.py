@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.report.analysis import REFERENCES, described
-from raycomp.report.configs import ConfigSummary
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import delta_text, escape, interval_text, metric_text, seconds_text, speedup_text
-from raycomp.report.verdicts import EQUIVALENT, FASTER, LESS_ACCURATE, NO_EVIDENCE, SLOWER, TRADE_OFF, Verdict
+from raycomp.results.configs import ConfigSummary
+from raycomp.results.verdicts import EQUIVALENT, FASTER, LESS_ACCURATE, NO_EVIDENCE, SLOWER, TRADE_OFF, Verdict
 
 VERDICT_CLASS = {
     FASTER: "faster",

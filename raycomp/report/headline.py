@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.report.analysis import described, verdict_counts
 from raycomp.report.card import verdict_badge
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import escape, interval_text, percent_text, speedup_text
-from raycomp.report.verdicts import EQUIVALENT, FASTER, NO_EVIDENCE, VERDICTS
+from raycomp.results.verdicts import EQUIVALENT, FASTER, NO_EVIDENCE, VERDICTS
 
 
 def headline(sweep: Sweep) -> str:

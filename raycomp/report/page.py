@@ -12,7 +12,7 @@ import base64
 import datetime
 from pathlib import Path
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.report.analysis import has_traces, trace_totals
 from raycomp.report.card import card
 from raycomp.report.headline import headline

@@ -15,9 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.report.analysis import baseline_config, frontier_line, has_point
-from raycomp.report.configs import ConfigSummary
 from raycomp.report.plots import (
     BASELINE_COLOR,
     BEST_COLOR,
@@ -27,6 +26,7 @@ from raycomp.report.plots import (
     save,
 )
 from raycomp.report.sweep import Sweep
+from raycomp.results.configs import ConfigSummary
 
 
 def pareto(sweep: Sweep, path: Path) -> Path:

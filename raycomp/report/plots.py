@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from raycomp import keys
-from raycomp.atomic_files import atomic_writer
+from raycomp.base import keys
+from raycomp.base.atomic_files import atomic_writer
 from raycomp.report.analysis import REFERENCES, baseline_config, described, has_point, trace_totals
-from raycomp.report.configs import ConfigSummary, SweepVerdicts
 from raycomp.report.sweep import Sweep
+from raycomp.results.configs import ConfigSummary, SweepVerdicts
 
 BASELINE_COLOR = "black"
 CONTROL_COLOR = "#6f42c1"

@@ -1,6 +1,6 @@
 """A sweep as the report sees it: its trials' summaries, its configurations' verdicts, where they came from.
 
-The numbers are ``raycomp.report.summary``'s (``summarize``) and ``raycomp.report.configs``'
+The numbers are ``raycomp.results.summary``'s (``summarize``) and ``raycomp.results.configs``'
 (``summarize_configs``): in memory at the end of a sweep, the very objects the CLI printed; read back,
 the verdicts are computed again by that one function from the trials in ``results.json``, never read
 from a second copy. A trial's traces travel with its reports; those a trial lacks (an older
@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from raycomp.report.configs import SweepVerdicts, summarize_configs
-from raycomp.report.results_files import Results, read_results, results_file
-from raycomp.report.summary import TraceRow, TrialSummary
 from raycomp.report.text import shown_path
+from raycomp.results.configs import SweepVerdicts, summarize_configs
+from raycomp.results.results_files import Results, read_results, results_file
+from raycomp.results.summary import TraceRow, TrialSummary
 
 if TYPE_CHECKING:
     from raycomp.tracking.ref import RunRef

@@ -10,7 +10,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from raycomp.layout import sqlite_path
+from raycomp.base.layout import sqlite_path
 from raycomp.tracking.ref import redacted_uri
 
 ELSEWHERE = "…"  # stands for the folders above a path outside the working directory

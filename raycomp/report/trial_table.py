@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.report.analysis import format_args
-from raycomp.report.summary import TrialSummary
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import escape, metric_text, seconds_text, speedup_text
+from raycomp.results.summary import TrialSummary
 
 
 def trial_table(sweep: Sweep) -> str:

@@ -6,14 +6,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from raycomp import keys
-from raycomp.atomic_files import atomic_write_text
-from raycomp.errors import one_line
+from raycomp.base import keys
+from raycomp.base.atomic_files import atomic_write_text
+from raycomp.base.errors import one_line
 from raycomp.report import page, pareto, plots
-from raycomp.report.configs import SweepVerdicts
-from raycomp.report.summary import TrialSummary
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import shown_path, shown_uri
+from raycomp.results.configs import SweepVerdicts
+from raycomp.results.summary import TrialSummary
 
 if TYPE_CHECKING:
     from raycomp.tracking.ref import RunRef

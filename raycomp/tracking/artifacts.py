@@ -1,7 +1,7 @@
 """Checkpoints back from MLflow: ``runs:/<run_id>[/path]`` or a bare run id, for ``--resume-from``.
 
 A bare run id (or ``runs:/<run_id>``) means the run's latest checkpoint, the one its
-``raycomp.checkpoint.latest`` tag names; ``runs:/<run_id>/best`` its best by the sweep's metric.
+``raycomp.loop.checkpoint.latest`` tag names; ``runs:/<run_id>/best`` its best by the sweep's metric.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from raycomp import keys
-from raycomp.errors import NotFound, one_line
+from raycomp.base import keys
+from raycomp.base.errors import NotFound, one_line
 from raycomp.tracking.ref import redacted_uri
 from raycomp.tracking.store import make_client
 

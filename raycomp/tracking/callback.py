@@ -4,7 +4,7 @@ As a ``LoggerDestination`` it buffers every step's metrics. At each report (one 
 called before the report goes to Ray, so a trial Tune stops at this report has logged it) it logs
 the report's metrics, the Engine's trace summary and the checkpoint, then flushes. Checkpoints are
 uploaded to a new ``checkpoints/step_<n>/`` folder; only then do the run's tags
-``raycomp.checkpoint.latest`` / ``.best`` point at it and older folders go, so a crash mid-upload
+``raycomp.loop.checkpoint.latest`` / ``.best`` point at it and older folders go, so a crash mid-upload
 leaves the previous checkpoint in place.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.core import Callback, Logger, State
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.ref import RunRef
@@ -76,7 +76,7 @@ class MlflowCallback(Callback):
     def fit_end(self, state: State, logger: Logger) -> None:
         for callback in getattr(
             state, "callbacks", ()
-        ):  # a profiler's traces (raycomp/profiling.py), written at its FIT_END
+        ):  # a profiler's traces (raycomp/loop/profiling.py), written at its FIT_END
             for path in getattr(callback, "trace_files", ()):
                 self.client.log_artifact(path, "profile")
         if not self._flush() and self.spill_file is not None:

@@ -26,9 +26,9 @@ from urllib.parse import urlsplit, urlunsplit
 from mlflow.entities import Metric, RunTag
 from mlflow.utils.validation import MAX_METRICS_PER_BATCH
 
-from raycomp.atomic_files import atomic_write_text
-from raycomp.errors import one_line
-from raycomp.scratch import scratch_folder
+from raycomp.base.atomic_files import atomic_write_text
+from raycomp.base.errors import one_line
+from raycomp.base.scratch import scratch_folder
 from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.store import client_uri, make_client
 

@@ -17,7 +17,7 @@ import shlex
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.tracking.ref import RunRef, redacted_uri
 
 ML_WORKFLOW = "machine_learning"  # the UI's workflowType for model training (the other is "genai")

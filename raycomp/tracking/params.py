@@ -11,8 +11,8 @@ from mlflow import MlflowClient
 from mlflow.entities import Param, RunTag
 from mlflow.utils.validation import MAX_ENTITY_KEY_LENGTH, MAX_PARAM_VAL_LENGTH, MAX_PARAMS_TAGS_PER_BATCH
 
-from raycomp import keys
 from raycomp.algorithms.registry import algorithm_class
+from raycomp.base import keys
 from raycomp.config import ExperimentConfig
 from raycomp.tracking.ref import redacted_uri
 

@@ -2,7 +2,7 @@
 
 A sweep that ended logged ``results.json`` to its parent run; that file is what the report reads. A
 sweep that never got there (killed, or still running) is rebuilt from its child runs' metric histories
-and summarized by ``raycomp.report.summary.summarize``, the same function as at a sweep's end. Traces
+and summarized by ``raycomp.results.summary.summarize``, the same function as at a sweep's end. Traces
 travel in ``results.json``; for trials without them (an older sweep) they are read from the child
 runs' ``trace/<Algorithm>/<event>/{total_s,count}`` metrics, whose latest values are whole-run totals.
 """
@@ -17,14 +17,14 @@ from typing import Any
 
 import yaml
 
-from raycomp import keys
+from raycomp.base import keys
+from raycomp.base.errors import NotFound
+from raycomp.base.layout import RunLayout, is_uri
+from raycomp.base.scratch import scratch_folder
 from raycomp.config.sweep import SELECTION
-from raycomp.errors import NotFound
-from raycomp.layout import RunLayout, is_uri
-from raycomp.report.results_files import Results, parse_results
-from raycomp.report.summary import TraceRow, TrialRecord, best, summarize
-from raycomp.report.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
-from raycomp.scratch import scratch_folder
+from raycomp.results.results_files import Results, parse_results
+from raycomp.results.summary import TraceRow, TrialRecord, best, summarize
+from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
 from raycomp.tracking.artifacts import RUN_ID
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.search import tag_filter

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from raycomp.redaction import HIDDEN, redacted_uri
+from raycomp.base.redaction import HIDDEN, redacted_uri
 
 __all__ = ["HIDDEN", "RunRef", "redacted_uri"]
 

@@ -20,9 +20,9 @@ from typing import Any
 import yaml
 from mlflow import MlflowClient
 
-from raycomp import keys
+from raycomp.base import keys
+from raycomp.base.errors import one_line
 from raycomp.config import ExperimentConfig
-from raycomp.errors import one_line
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.params import environment_tags, log_config, public_config
 from raycomp.tracking.ref import RunRef, redacted_uri

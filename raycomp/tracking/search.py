@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from raycomp.errors import ConfigError
+from raycomp.base.errors import ConfigError
 
 
 def quoted(value: str) -> str:

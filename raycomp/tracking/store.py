@@ -1,7 +1,7 @@
 """Where runs are tracked: the tracking URI, the MLflow experiment, and a reachability check at start.
 
 The URI comes from the experiment's ``tracking.tracking_uri``, else ``MLFLOW_TRACKING_URI``, else a
-SQLite store beside the experiment's output (``raycomp.layout``: ``<storage_path>/mlflow.db``,
+SQLite store beside the experiment's output (``raycomp.base.layout``: ``<storage_path>/mlflow.db``,
 artifacts in ``<storage_path>/mlartifacts``): MLflow 3's recommended local backend, so a laptop needs
 no server. Every process builds its own ``MlflowClient``; no process-global active run is used.
 """
@@ -14,11 +14,11 @@ from pathlib import Path
 
 from mlflow import MlflowClient
 
+from raycomp.base.errors import TrackingUnavailable, one_line
+from raycomp.base.layout import is_uri, sqlite_path
+from raycomp.base.process_env import environment
+from raycomp.base.redaction import without_credentials
 from raycomp.config import ExperimentConfig
-from raycomp.errors import TrackingUnavailable, one_line
-from raycomp.layout import is_uri, sqlite_path
-from raycomp.process_env import environment
-from raycomp.redaction import without_credentials
 from raycomp.tracking.experiment_page import mark_training_experiment
 from raycomp.tracking.ref import redacted_uri
 

@@ -11,10 +11,10 @@ from torch.nn import functional as F
 from raycomp import Event
 from raycomp.algorithms import Alibi
 from raycomp.algorithms.alibi import ALiBiBias, alibi_bias, alibi_slopes
-from raycomp.checkpoint import CheckpointError
 from raycomp.config import ConfigError, load_experiment
 from raycomp.core import Callback
 from raycomp.functional import apply_alibi
+from raycomp.loop.checkpoint import CheckpointError
 from raycomp.models.gpt import GPT, GPTConfig
 
 

@@ -9,9 +9,9 @@ from torch import nn
 from raycomp import Event, Trainer
 from raycomp.algorithms import BlurPool
 from raycomp.algorithms.blurpool_layers import BlurConv2d, BlurMaxPool2d
-from raycomp.checkpoint import CheckpointError
 from raycomp.config import ConfigError, load_experiment
 from raycomp.functional import apply_blurpool, blur_2d, blurmax_pool2d
+from raycomp.loop.checkpoint import CheckpointError
 from raycomp.models.base import ClassifierModel
 
 BINOMIAL = torch.tensor([[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]) / 16

@@ -7,10 +7,10 @@ from torch import nn
 
 from raycomp import Callback, Event, Trainer
 from raycomp.algorithms import EMA
-from raycomp.checkpoint import load_checkpoint
 from raycomp.config import ConfigError, load_experiment
 from raycomp.core import Evaluator
 from raycomp.functional import compute_ema
+from raycomp.loop.checkpoint import load_checkpoint
 
 
 def filled(module: nn.Module, value: float) -> nn.Module:

@@ -8,10 +8,10 @@ from torch import nn
 from raycomp import Event
 from raycomp.algorithms import FusedLayerNorm, GatedLinearUnits
 from raycomp.algorithms.fused_layernorm import TorchFusedLayerNorm, apex_available
-from raycomp.checkpoint import CheckpointError
 from raycomp.config import load_experiment
 from raycomp.core import Algorithm
 from raycomp.functional import apply_fused_layernorm
+from raycomp.loop.checkpoint import CheckpointError
 
 
 def ids(batch: int = 2, length: int = 16) -> torch.Tensor:

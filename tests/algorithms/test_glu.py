@@ -8,9 +8,9 @@ from torch.nn import functional as F
 
 from raycomp.algorithms import GatedLinearUnits
 from raycomp.algorithms.glu import GatedProjection, gated_width
-from raycomp.checkpoint import CheckpointError
 from raycomp.config import load_experiment
 from raycomp.functional import apply_gated_linear_units
+from raycomp.loop.checkpoint import CheckpointError
 from raycomp.models import LanguageModel
 from raycomp.models.gpt import GPT, GPTConfig
 

@@ -10,10 +10,10 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 from raycomp import Event, State, Trainer
 from raycomp.algorithms import LayerFreezing
-from raycomp.checkpoint import CheckpointError
 from raycomp.config import ConfigError, load_experiment
 from raycomp.core import Engine, InMemoryLogger
 from raycomp.functional import freeze_layers
+from raycomp.loop.checkpoint import CheckpointError
 from raycomp.models.base import ClassifierModel
 
 

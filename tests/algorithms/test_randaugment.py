@@ -8,13 +8,13 @@ from PIL import Image
 from torch.utils.data import TensorDataset
 
 from raycomp import Event, Trainer
-from raycomp._torchvision import import_torchvision
 from raycomp.algorithms import RandAugment
 from raycomp.algorithms.randaugment import OPERATIONS, ExampleTransformed
+from raycomp.base.torchvision_shim import import_torchvision
 from raycomp.config import ConfigError, ExperimentConfig, load_experiment
+from raycomp.config.recipe import build_trainer
 from raycomp.data import build_datasets
 from raycomp.functional import RandAugmentTransform, randaugment, randaugment_image
-from raycomp.recipe import build_trainer
 
 datasets = import_torchvision("torchvision.datasets")
 transforms = import_torchvision("torchvision.transforms")

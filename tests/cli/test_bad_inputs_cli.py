@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from helpers import popen_ctrl_c_reaches
 
-from raycomp.cli.interrupt import is_raycomp_command
+from raycomp.base.interrupts import is_raycomp_command
+from raycomp.cli.report import main as report_main
 from raycomp.cli.train import main as train_main
 from raycomp.cli.tune import main as tune_main
-from raycomp.report.__main__ import main as report_main
 
 TINY = "name: probe\nscaling: {num_workers: 0}\ntracking: {enabled: false}\n"
 BAD_FILES = {  # each escaped load_experiment as a raw exception (a traceback, exit 1) or ran anyway

@@ -41,8 +41,8 @@ def test_a_second_ctrl_c_still_prints_the_resume_command_and_ends_the_sweep_run_
 @pytest.mark.parametrize("damage", [b"", b"not a pickle"])
 def test_a_damaged_saved_sweep_state_is_one_line(tmp_path, local_ray, damage):
     """Defect 12: a damaged tuner.pkl gave a raw traceback and exit 1."""
+    from raycomp.base.errors import RunConflict
     from raycomp.config import ExperimentConfig
-    from raycomp.errors import RunConflict
     from raycomp.launch.sweep.tuner import restore_tuner
 
     folder = tmp_path / "sweep"

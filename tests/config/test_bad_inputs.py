@@ -10,7 +10,7 @@ import time
 import pytest
 from config_files import only_problem, problems, write
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.config import ConfigError, load_experiment, trial_config
 from raycomp.config.yaml_text import MAX_DEPTH
 

@@ -5,7 +5,7 @@ from config_files import only_problem, write
 from torchmetrics.classification import MulticlassAccuracy, MulticlassF1Score
 
 from raycomp.config import ExperimentConfig, load_experiment
-from raycomp.recipe import build_trainer
+from raycomp.config.recipe import build_trainer
 
 METRICS = """\
 model: {num_classes: 4}

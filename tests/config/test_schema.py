@@ -10,12 +10,12 @@ import pytest
 import yaml
 from config_files import FULL, only_problem, write
 
-from raycomp import keys
 from raycomp.algorithms import SelectiveBackprop
 from raycomp.algorithms.registry import ALGORITHMS
+from raycomp.base import keys
+from raycomp.base.layout import RunLayout
 from raycomp.config import ConfigError, ExperimentConfig, load_experiment
 from raycomp.core.time import Time, TimeUnit
-from raycomp.layout import RunLayout
 
 # ---- valid configs ----------------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 import pytest
 from config_files import SWEEP_BASE, only_problem, problems, write
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.config import ConfigError, ExperimentConfig, load_experiment, trial_config
 
 # ---- sweeps -----------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from config_files import only_problem, problems, write
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.config import load_experiment, trial_config
 from raycomp.launch.sweep.space import check_arms, sweep_arms
 from raycomp.report.analysis import format_args

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from raycomp.config import ConfigError, ExperimentConfig, load_experiment
-from raycomp.recipe import build_trainer
+from raycomp.config.recipe import build_trainer
 
 datasets = pytest.importorskip("datasets")
 
@@ -71,7 +71,7 @@ def test_a_saved_text_dataset_trains_a_byte_level_classifier(tmp_path):
                  "batch_size": 4},
         "max_duration": "2ba", "eval": {"interval": "2ba"}, "scaling": {"num_workers": 0},
     })  # fmt: skip
-    from raycomp.recipe import build_loaders
+    from raycomp.config.recipe import build_loaders
 
     train, _ = build_loaders(config)
     tokens, labels = next(iter(train))

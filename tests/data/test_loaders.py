@@ -67,7 +67,7 @@ def test_stop_workers_ends_a_persistent_loaders_processes_now() -> None:
     """A reused Tune actor must not carry one trial's DataLoader workers into the next (loaders.py)."""
     import psutil
 
-    from raycomp.data.loaders import stop_workers
+    from raycomp.loop.batching import stop_workers
 
     before = {child.pid for child in psutil.Process().children()}  # a session's Ray, say
     loader = build_dataloader(_dataset(), batch_size=8, num_workers=2)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from raycomp.base.errors import ConfigError
 from raycomp.config import ExperimentConfig
 from raycomp.data import TEXT_DATASETS, TokenSequences, build_dataloader, build_datasets
 from raycomp.data.text import (
@@ -18,7 +19,6 @@ from raycomp.data.text import (
     stdlib_root,
     text_files,
 )
-from raycomp.errors import ConfigError
 
 SMALL = 200_000  # bytes of stdlib source: a few hundred sequences per split
 

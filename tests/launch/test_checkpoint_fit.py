@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from raycomp.checkpoint import atomic_save
-from raycomp.checkpoint_format import checkpoint_payload
+from raycomp.base.errors import CheckpointError
 from raycomp.config import ExperimentConfig
+from raycomp.config.recipe import build_model_for
 from raycomp.core import State
-from raycomp.errors import CheckpointError
 from raycomp.launch.checkpoint_fit import check_fits
-from raycomp.models import build_model_for
+from raycomp.loop.checkpoint import atomic_save
+from raycomp.loop.checkpoint_format import checkpoint_payload
 
 
 def config(tmp_path: Path, **changes) -> ExperimentConfig:

@@ -27,11 +27,11 @@ def test_two_workers_follow_one_process_at_the_same_global_batch(tmp_path, local
     trained in this process: tests/test_trainer_ddp.py checks the Trainer's DDP alone, without Ray."""
     from ray.util.state import list_actors
 
-    from raycomp.checkpoint import KeptCheckpoints
     from raycomp.launch.cluster import torch_trainer
     from raycomp.launch.sinks import FolderSink
     from raycomp.launch.spec import TrialSpec
     from raycomp.launch.worker import run_in_process
+    from raycomp.loop.checkpoint import KeptCheckpoints
 
     result = torch_trainer(TrialSpec.of(plain_config(tmp_path, "double", 2, 32)), "double", str(tmp_path)).fit()
     double = [metrics for _, metrics in sorted(result.best_checkpoints, key=lambda pair: pair[1]["step"])]
@@ -54,9 +54,9 @@ def test_two_workers_train_with_blurpool_and_layer_freezing_under_ddp(tmp_path, 
     """Model surgery before DDP, and frozen layers that DDP must know to skip (find_unused_parameters)."""
     import torch
 
-    from raycomp.checkpoint import load_checkpoint
     from raycomp.launch.cluster import torch_trainer
     from raycomp.launch.spec import TrialSpec
+    from raycomp.loop.checkpoint import load_checkpoint
 
     config = ExperimentConfig.from_dict(
         {

@@ -26,7 +26,7 @@ import yaml
 from helpers import popen_ctrl_c_reaches
 from mlflow import MlflowClient
 
-from raycomp import keys
+from raycomp.base import keys
 
 pytestmark = [pytest.mark.ray, pytest.mark.subprocess_cli]
 

@@ -22,7 +22,7 @@ import pytest
 import torch
 from ray import cloudpickle
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.config import ExperimentConfig
 from raycomp.core import Callback
 

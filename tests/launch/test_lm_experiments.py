@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mlflow import MlflowClient
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.config import load_experiment
 from raycomp.tracking import read
 from raycomp.tune import main

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from mlflow import MlflowClient
 
+from raycomp.base.errors import NotFound, RunConflict, StorageUnwritable
 from raycomp.config import ExperimentConfig
-from raycomp.errors import NotFound, RunConflict, StorageUnwritable
 from raycomp.launch.run_folder import RunLock, check_writable, claimed, nothing_to_resume, training_config
 
 

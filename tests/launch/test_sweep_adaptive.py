@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.config import load_experiment
 from raycomp.launch.sweep.adaptive import next_arms, open_configs
 from raycomp.launch.sweep.space import sweep_arms
-from raycomp.report.configs import ConfigSummary, SweepVerdicts
-from raycomp.report.verdicts import FASTER, LESS_ACCURATE, NO_EVIDENCE, SLOWER, Verdict
+from raycomp.results.configs import ConfigSummary, SweepVerdicts
+from raycomp.results.verdicts import FASTER, LESS_ACCURATE, NO_EVIDENCE, SLOWER, Verdict
 
 EXPERIMENT = """\
 algorithms:

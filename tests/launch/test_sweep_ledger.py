@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from raycomp.base.errors import ConfigError
 from raycomp.config import ExperimentConfig
-from raycomp.errors import ConfigError
 from raycomp.launch.sweep.ledger import arm_key, missing_arms, relabeled
 from raycomp.launch.sweep.space import sweep_arms
 

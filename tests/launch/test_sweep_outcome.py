@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 from ray import tune
 
+from raycomp.base.layout import TRIAL_HISTORY
 from raycomp.launch.sinks import append_result
 from raycomp.launch.sweep.outcome import trial_history
-from raycomp.layout import TRIAL_HISTORY
 
 
 def result(folder, rows):

@@ -7,9 +7,10 @@ import torch
 from torch import nn
 
 from raycomp.algorithms.selective_backprop import select_using_loss
+from raycomp.base.errors import ConfigError
 from raycomp.config import ExperimentConfig
-from raycomp.errors import ConfigError
-from raycomp.models import GPT, LanguageModel, build_model, build_model_for
+from raycomp.config.recipe import build_model_for
+from raycomp.models import GPT, LanguageModel, build_model
 from raycomp.models.gpt import MLP, Block, CausalSelfAttention, GPTConfig
 
 TINY = GPTConfig(seq_len=16, d_model=32, n_layers=2, n_heads=4)

@@ -15,9 +15,9 @@ import yaml
 
 from raycomp.core import Evaluator
 from raycomp.data import build_dataloader, build_datasets
+from raycomp.loop.trainer import Trainer
 from raycomp.models import build_model
 from raycomp.models.gpt import GPTConfig
-from raycomp.trainer import Trainer
 
 SMALL_GPT = GPTConfig(seq_len=64, d_model=64, n_layers=2, n_heads=4)
 

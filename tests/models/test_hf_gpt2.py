@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from raycomp.config import ExperimentConfig
-from raycomp.models import LanguageModel, build_model, build_model_for
+from raycomp.config.recipe import build_model_for
+from raycomp.models import LanguageModel, build_model
 from raycomp.models.gpt import GPTConfig
 
 TINY = GPTConfig(seq_len=16, d_model=32, n_layers=2, n_heads=4)

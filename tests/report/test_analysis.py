@@ -6,8 +6,8 @@ import pytest
 from reportkit import SB, hand_made_records
 
 from raycomp.report.analysis import described, format_args, frontier_line, verdict_counts
-from raycomp.report.configs import format_verdicts, summarize_configs
-from raycomp.report.summary import summarize
+from raycomp.results.configs import format_verdicts, summarize_configs
+from raycomp.results.summary import summarize
 
 
 def _verdicts():
@@ -52,7 +52,7 @@ def test_the_verdict_table_names_the_sweeps_metric():
 
 def test_an_adaptive_sweep_judges_each_config_at_its_looks_level_and_says_why_it_stopped():
     """repeats 3, max_repeats 5: three seeds are the first look, at the level alpha spending gives it."""
-    from raycomp.report.verdicts import look_confidence
+    from raycomp.results.verdicts import look_confidence
 
     verdicts = summarize_configs(summarize(hand_made_records()), "max", 0.005, 0.95, 0.05, (3, 5))
     method = next(c for c in verdicts.configs if c.config_id == "method-1")
@@ -72,7 +72,7 @@ def test_an_adaptive_sweep_judges_each_config_at_its_looks_level_and_says_why_it
 def test_sweep_timing_picks_the_time_verdicts_compare():
     import dataclasses
 
-    from raycomp.report.configs import trial_time
+    from raycomp.results.configs import trial_time
 
     trial = summarize(hand_made_records())[0]
     timed = dataclasses.replace(trial, wall_s=30.0, steps_s=25.0, steps_cpu_s=20.0)

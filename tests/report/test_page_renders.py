@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raycomp.report.__main__ import main
+from raycomp.cli.report import main
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "screenshot_report.sh"
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

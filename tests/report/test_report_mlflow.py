@@ -1,6 +1,6 @@
 """The report read from MLflow: a parent run with its trial runs in a SQLite store, made with MlflowClient
 directly. With the parent's results.json (its verdicts judged again from its trials), and without it (rebuilt
-from the trial runs by the same ``raycomp.report.summary.summarize``)."""
+from the trial runs by the same ``raycomp.results.summary.summarize``)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 from reportkit import SB, hand_made_records, method_card, section, trial_rows
 
-from raycomp.keys import WALL
-from raycomp.report import TraceRow, summarize, summarize_configs, write_report, write_results
-from raycomp.report.__main__ import main, resolve
+from raycomp.base.keys import WALL
+from raycomp.cli.report import main, resolve
+from raycomp.report import write_report
+from raycomp.results import TraceRow, summarize, summarize_configs, write_results
 
 STATUS = {"TERMINATED": "FINISHED", "STOPPED": "KILLED", "ERROR": "FAILED"}
 

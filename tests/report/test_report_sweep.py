@@ -13,7 +13,7 @@ import yaml
 from mlflow import MlflowClient
 from reportkit import SB, method_card, section, trial_rows
 
-from raycomp.keys import WALL
+from raycomp.base.keys import WALL
 
 FIGURES = {"time_to_accuracy.png", "pareto.png", "traces.png"}
 
@@ -119,7 +119,7 @@ def test_the_report_is_logged_on_the_sweeps_parent_run(sweep):
 
 
 def test_the_cli_writes_the_same_table_from_the_folder_and_from_mlflow(sweep, tmp_path):
-    from raycomp.report.__main__ import main
+    from raycomp.cli.report import main
 
     uri = f"sqlite:///{sweep.parent / 'mlflow.db'}"
     client = MlflowClient(uri)
@@ -143,9 +143,10 @@ def test_the_cli_writes_the_same_table_from_the_folder_and_from_mlflow(sweep, tm
 def test_a_report_that_fails_keeps_the_results_and_the_exit_code(tmp_path, local_ray, monkeypatch, capsys):
     import raycomp.report
     import raycomp.report.write
+    from raycomp.cli.report import main as report_main
     from raycomp.cli.tune import main, parse_args
-    from raycomp.report import read_results, summarize_configs, write_sweep_report
-    from raycomp.report.__main__ import main as report_main
+    from raycomp.report import write_sweep_report
+    from raycomp.results import read_results, summarize_configs
 
     def broken(*args, **kwargs):
         raise RuntimeError("no canvas\ntoday")

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from reportkit import method_card, section, traced_records
 
-from raycomp.report import summarize, summarize_configs, write_results, write_sweep_report
-from raycomp.report.__main__ import main
+from raycomp.cli.report import main
+from raycomp.report import write_sweep_report
+from raycomp.results import summarize, summarize_configs, write_results
 
 FILES = ["time_to_accuracy.png", "pareto.png", "traces.png", "report.html"]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from mlflow import MlflowClient
 
-from raycomp import keys
-from raycomp.errors import NotFound
+from raycomp.base import keys
+from raycomp.base.errors import NotFound
 from raycomp.tracking import download_checkpoint, parse_run_reference
 
 RUN_ID = "0123456789abcdef" * 2

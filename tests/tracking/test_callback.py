@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mlflow import MlflowClient
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.core.event import Event
 from raycomp.core.trace import Trace, TraceSummary
 from raycomp.tracking import MlflowCallback, RunRef

@@ -19,13 +19,13 @@ import yaml
 from helpers import MlflowServer
 from mlflow import MlflowClient
 
-from raycomp.checkpoint import KeptCheckpoints
+from raycomp.base.errors import ConfigError, TrackingUnavailable
 from raycomp.config import ExperimentConfig
 from raycomp.core import Callback, Logger, State
-from raycomp.errors import ConfigError, TrackingUnavailable
 from raycomp.launch.sinks import FolderSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import run_in_process
+from raycomp.loop.checkpoint import KeptCheckpoints
 from raycomp.tracking import MlflowCallback, train_run
 from raycomp.tracking.client import PROBE_TIMEOUT_S, BatchedClient, health_url
 from raycomp.tracking.ref import RunRef, redacted_uri
@@ -120,7 +120,7 @@ def test_m5_a_hung_server_costs_one_short_probe_per_report_not_each_sends_timeou
         began = time.monotonic()
         for _ in range(2):  # two more reports' sends: a metrics batch, tags and a table each
             assert not client.flush()
-            assert not client.set_tags({"raycomp.checkpoint.latest": "x"})
+            assert not client.set_tags({"raycomp.loop.checkpoint.latest": "x"})
             assert not client.log_table(["a"], [[1]], "traces.json")
         later = time.monotonic() - began
     assert first >= 2.5, first

@@ -11,9 +11,9 @@ import yaml
 from helpers import free_port
 from mlflow import MlflowClient
 
-from raycomp import keys
+from raycomp.base import keys
+from raycomp.base.errors import TrackingUnavailable
 from raycomp.config import ExperimentConfig
-from raycomp.errors import TrackingUnavailable
 from raycomp.tracking import RunRef, close_orphaned_run, log_files, sweep_run, train_run, trial_run
 
 SB = "algorithms.selective_backprop"

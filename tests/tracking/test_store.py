@@ -6,8 +6,8 @@ import pytest
 import yaml
 from helpers import free_port
 
+from raycomp.base.errors import TrackingUnavailable
 from raycomp.config import ExperimentConfig
-from raycomp.errors import TrackingUnavailable
 from raycomp.tracking import open_experiment, tracking_uri
 
 

@@ -12,12 +12,12 @@ from typing import Any
 import yaml
 from mlflow import MlflowClient
 
-from raycomp.checkpoint import KeptCheckpoints
 from raycomp.config import ExperimentConfig
 from raycomp.core import Callback, Logger, State
 from raycomp.launch.sinks import FolderSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import run_in_process
+from raycomp.loop.checkpoint import KeptCheckpoints
 from raycomp.tracking import train_run
 
 SB = "algorithms.selective_backprop"
@@ -81,7 +81,7 @@ def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial(tmp_
         assert 0 <= metrics["eval/accuracy"] <= 1 and metrics["train/loss"] > 0 and metrics["finished"] == 1.0
         files = {f["path"] for f in rest(server, f"{api}/artifacts/list", run_id=info["run_id"])["files"]}
         assert {"traces.json", "checkpoints"} <= files
-        checkpoint = tag["raycomp.checkpoint.latest"]
+        checkpoint = tag["raycomp.loop.checkpoint.latest"]
         listed = rest(server, f"{api}/artifacts/list", run_id=info["run_id"], path=str(Path(checkpoint).parent))
         assert [f["path"] for f in listed["files"]] == [checkpoint] and int(listed["files"][0]["file_size"]) > 0
         table = rest(server, "get-artifact", path="traces.json", run_uuid=info["run_id"])
@@ -112,7 +112,7 @@ def test_trials_stopped_by_the_scheduler_end_killed_and_the_baseline_finished(tm
     stopped = [run for run in runs if run.info.status == "KILLED"]
     for run in stopped:  # stopped at a rung (epoch 1 or 2 of 4); what they reported before the stop is there
         assert run.data.metrics["epoch"] in (1.0, 2.0) and run.data.metrics["finished"] == 0.0
-        assert run.data.tags["raycomp.checkpoint.latest"].endswith("checkpoint.pt")
+        assert run.data.tags["raycomp.loop.checkpoint.latest"].endswith("checkpoint.pt")
 
 
 class StopServerAtEpoch(Callback):

@@ -66,13 +66,13 @@ def test_a_local_run_is_one_finished_run_with_step_metrics_traces_and_checkpoint
     assert selection["count"] == steps and selection["mean_s"] == pytest.approx(selection["total_s"] / steps)
     # Checkpoints: the newest (num_to_keep: 1) and the best by eval/accuracy, pointed at by tags.
     tags = run.data.tags
-    assert tags["raycomp.checkpoint.latest"] == f"checkpoints/step_{steps:08d}/checkpoint.pt"
+    assert tags["raycomp.loop.checkpoint.latest"] == f"checkpoints/step_{steps:08d}/checkpoint.pt"
     kept = {entry.path for entry in client.list_artifacts(run_id, "checkpoints")}
     assert kept == {
-        str(Path(tags["raycomp.checkpoint.latest"]).parent),
-        str(Path(tags["raycomp.checkpoint.best"]).parent),
+        str(Path(tags["raycomp.loop.checkpoint.latest"]).parent),
+        str(Path(tags["raycomp.loop.checkpoint.best"]).parent),
     }
-    assert float(tags["raycomp.checkpoint.best_value"]) == max(
+    assert float(tags["raycomp.loop.checkpoint.best_value"]) == max(
         m.value for m in client.get_metric_history(run_id, "eval/accuracy")
     )
     assert (

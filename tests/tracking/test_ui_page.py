@@ -13,7 +13,7 @@ import tempfile
 import pytest
 from mlflow import MlflowClient
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.config import ExperimentConfig
 from raycomp.tracking import BatchedClient, RunRef, sweep_run, trial_run
 from raycomp.tracking.experiment_page import mark_training_experiment, training_runs_page, training_runs_url

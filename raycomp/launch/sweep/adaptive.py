@@ -18,11 +18,11 @@ from typing import Any
 
 from ray import tune
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.launch.sweep.ledger import arm_key, next_folder, relabeled, result_arm
-from raycomp.report.configs import SweepVerdicts
-from raycomp.report.verdicts import RESOLVED
+from raycomp.results.configs import SweepVerdicts
+from raycomp.results.verdicts import RESOLVED
 
 Fit = Callable[[list[dict[str, Any]], tuple[str, str]], tuple[tune.ResultGrid, bool]]  # grid, interrupted
 
@@ -30,8 +30,8 @@ Fit = Callable[[list[dict[str, Any]], tuple[str, str]], tuple[tune.ResultGrid, b
 def judge(config: ExperimentConfig, grids: list[tune.ResultGrid]) -> SweepVerdicts:
     """The sweep's verdicts so far, judged as its end will judge them."""
     from raycomp.launch.sweep.outcome import trial_records
-    from raycomp.report.configs import summarize_configs
-    from raycomp.report.summary import summarize
+    from raycomp.results.configs import summarize_configs
+    from raycomp.results.summary import summarize
 
     sweep = config.sweep or SweepConfig()
     metric, mode = config.objective

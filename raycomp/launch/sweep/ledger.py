@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow.fs
 from ray import tune
 
-from raycomp.keys import METHOD
+from raycomp.base.keys import METHOD
 
 CONFIG_DIGEST = "training_config"  # the key under which each trial's Tune config holds its training config's digest
 

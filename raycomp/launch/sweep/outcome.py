@@ -10,11 +10,11 @@ from typing import Any
 
 from ray import tune
 
-from raycomp import keys
-from raycomp.errors import one_line
+from raycomp.base import keys
+from raycomp.base.errors import one_line
+from raycomp.base.layout import TRIAL_HISTORY, is_uri
 from raycomp.launch.sweep.ledger import arm_key, result_arm
-from raycomp.layout import TRIAL_HISTORY, is_uri
-from raycomp.report.summary import TrialRecord
+from raycomp.results.summary import TrialRecord
 
 
 def trial_records(grids: tune.ResultGrid | Iterable[tune.ResultGrid]) -> list[TrialRecord]:

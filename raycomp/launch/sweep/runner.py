@@ -14,8 +14,8 @@ import time
 
 from ray import tune
 
+from raycomp.base.errors import ConfigError
 from raycomp.config import ExperimentConfig, SweepConfig
-from raycomp.errors import ConfigError
 from raycomp.launch.signals import tune_interrupts
 from raycomp.launch.sweep.adaptive import adapt
 from raycomp.launch.sweep.ledger import experiment_folders, has_state, missing_arms, next_folder, relabeled, result_arm

@@ -14,10 +14,10 @@ import numpy as np
 from ray import tune
 from ray.tune.search import Searcher
 
+from raycomp.base.errors import ConfigError
+from raycomp.base.keys import BASELINE, CONTROL, FRONTIER, METHOD
 from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig, trial_config
 from raycomp.config.sweep import swept_algorithm
-from raycomp.errors import ConfigError
-from raycomp.keys import BASELINE, CONTROL, FRONTIER, METHOD
 from raycomp.launch.run_folder import training_config_digest
 from raycomp.launch.sweep.ledger import CONFIG_DIGEST
 

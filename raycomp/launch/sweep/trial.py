@@ -9,16 +9,16 @@ from typing import Any
 import pyarrow.fs
 from ray import tune
 
-from raycomp import keys
-from raycomp.checkpoint import KeptCheckpoints
+from raycomp.base import keys
+from raycomp.base.errors import CheckpointError
+from raycomp.base.layout import TRIAL_HISTORY
 from raycomp.config import ExperimentConfig, trial_config
-from raycomp.errors import CheckpointError
 from raycomp.launch.cluster import torch_trainer
 from raycomp.launch.sinks import TuneSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.sweep.ledger import CONFIG_DIGEST, lost_trial_folder
 from raycomp.launch.worker import run_in_process
-from raycomp.layout import TRIAL_HISTORY
+from raycomp.loop.checkpoint import KeptCheckpoints
 from raycomp.tracking import trial_run
 from raycomp.tracking.ref import RunRef
 

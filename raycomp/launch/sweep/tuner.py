@@ -11,9 +11,9 @@ from ray import tune
 from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler, TrialScheduler
 from ray.tune.search import Searcher
 
-from raycomp import keys
+from raycomp.base import keys
+from raycomp.base.errors import NotFound, RunConflict, one_line
 from raycomp.config import ExperimentConfig, SweepConfig
-from raycomp.errors import NotFound, RunConflict, one_line
 from raycomp.launch.cluster import TRIAL_SLOT
 from raycomp.launch.sweep.space import search_space
 from raycomp.launch.sweep.trial import run_trial

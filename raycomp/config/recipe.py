@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from torch.utils.data import DataLoader
 
-from raycomp import keys
+from raycomp.base import keys
 from raycomp.config import ExperimentConfig
 from raycomp.core import Callback, Evaluator, LoggerDestination, Time, TimeUnit
 from raycomp.core.schedulers import (
@@ -25,8 +25,8 @@ from raycomp.core.schedulers import (
 )
 from raycomp.data import build_dataloader, build_datasets
 from raycomp.data.loaders import world_and_rank
-from raycomp.models import build_model_for
-from raycomp.trainer import Trainer
+from raycomp.loop.trainer import Trainer
+from raycomp.models import LANGUAGE_MODEL_NAMES, GPTConfig, RaycompModel, build_model, build_user_model
 
 
 def build_optimizer(config: ExperimentConfig, model: torch.nn.Module) -> torch.optim.Optimizer:
@@ -130,7 +130,7 @@ def build_trainer(
     optimizer = build_optimizer(config, model)
     scheduler = build_scheduler(config)
     if config.profile is not None:  # first, so that at FIT_END its trace is written before others read it
-        from raycomp.profiling import TorchProfiler
+        from raycomp.loop.profiling import TorchProfiler
 
         folder = Path(save_folder or config.layout.run_dir) / "profile"
         profile = config.profile
@@ -158,3 +158,23 @@ def build_trainer(
         loggers=loggers,
         compile=config.compile,
     )
+
+
+def build_model_for(config: ExperimentConfig) -> RaycompModel:
+    """The model ``config`` describes: its ``model`` section, with ``data.seq_len`` for a language model."""
+    model = config.model
+    if model.class_path is not None:
+        return build_user_model(model.class_path, model.init_args)
+    if model.name not in LANGUAGE_MODEL_NAMES:
+        return build_model(model.name, num_classes=model.num_classes)
+    from raycomp.data import VOCAB_SIZE
+
+    gpt = GPTConfig(
+        vocab_size=VOCAB_SIZE,
+        seq_len=config.data.seq_len,
+        d_model=model.d_model,
+        n_layers=model.n_layers,
+        n_heads=model.n_heads,
+        dropout=model.dropout,
+    )
+    return build_model(model.name, gpt=gpt)

@@ -16,10 +16,10 @@ from typing import Any
 
 import torch
 
+from raycomp.base.errors import CheckpointError
 from raycomp.core.state import State
 from raycomp.core.time import Timestamp
-from raycomp.errors import CheckpointError
-from raycomp.rng import get_rng_state, set_rng_state
+from raycomp.loop.rng import get_rng_state, set_rng_state
 
 FORMAT_VERSION = 1
 _ALGORITHM_ENTRY = {"class_path": str, "required_on_load": bool}

@@ -4,11 +4,11 @@ import pytest
 import torch
 
 from raycomp.algorithms import BlurPool, SelectiveBackprop
-from raycomp.checkpoint import CheckpointError
 from raycomp.config import ExperimentConfig
+from raycomp.config.recipe import build_scheduler, build_trainer
 from raycomp.core import State
 from raycomp.core.scheduled_lr import compile_composer_scheduler
-from raycomp.recipe import build_scheduler, build_trainer
+from raycomp.loop.checkpoint import CheckpointError
 
 
 def anneal(start, end, progress):

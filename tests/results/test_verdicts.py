@@ -1,4 +1,4 @@
-"""Speed-up verdicts (raycomp.report.verdicts): the statistics on simulated sweeps, then hand-made cases.
+"""Speed-up verdicts (raycomp.results.verdicts): the statistics on simulated sweeps, then hand-made cases.
 
 The simulations use bench/simulate_verdicts.py's model (the one docs/report.md's power table comes from)
 with fixed generator seeds, so every run of these tests draws the same sweeps.
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raycomp.report.verdicts import (
+from raycomp.results.verdicts import (
     EQUIVALENT,
     FASTER,
     LESS_ACCURATE,

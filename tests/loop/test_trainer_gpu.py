@@ -16,7 +16,7 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 from raycomp import Trainer
 from raycomp.algorithms import SelectiveBackprop
-from raycomp.checkpoint import load_checkpoint
+from raycomp.loop.checkpoint import load_checkpoint
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 

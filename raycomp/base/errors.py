@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from raycomp.redaction import redacted
+from raycomp.base.redaction import redacted
 
 # Exit codes of the CLIs (besides 0, done, and 1, a trial failed).
 EXIT_USAGE = 2  # the input is wrong: config, checkpoint, a sweep or run that is not there

@@ -17,17 +17,7 @@ from typing import Any
 
 import torch
 
-from raycomp import keys
-from raycomp.batching import (
-    ProgressBar,
-    num_samples,
-    num_tokens,
-    show_progress,
-    split_microbatches,
-    stop_workers,
-    to_device,
-)
-from raycomp.checkpoint import CheckpointSaver, load_checkpoint, restore_required_algorithms
+from raycomp.base import keys
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.callback import Callback
 from raycomp.core.compiling import compile_mode, compile_model
@@ -40,7 +30,17 @@ from raycomp.core.scheduled_lr import compile_composer_scheduler
 from raycomp.core.schedulers import ComposerScheduler
 from raycomp.core.state import Evaluator, State
 from raycomp.core.time import Time, TimeUnit
-from raycomp.distributed import (
+from raycomp.loop.batching import (
+    ProgressBar,
+    num_samples,
+    num_tokens,
+    show_progress,
+    split_microbatches,
+    stop_workers,
+    to_device,
+)
+from raycomp.loop.checkpoint import CheckpointSaver, load_checkpoint, restore_required_algorithms
+from raycomp.loop.distributed import (
     any_rank,
     rank_and_world_size,
     resolve_device,
@@ -48,9 +48,9 @@ from raycomp.distributed import (
     sum_counts,
     wrap_in_ddp,
 )
-from raycomp.evaluation import evaluate_all
+from raycomp.loop.evaluation import evaluate_all
+from raycomp.loop.rng import seed_all, set_rng_state
 from raycomp.models.base import RaycompModel
-from raycomp.rng import seed_all, set_rng_state
 
 
 class Trainer:
@@ -173,7 +173,7 @@ class Trainer:
         state.model.to(self.device)
         if not state.optimizers:
             # For Trainer(...) used directly (tests, notebooks): a config's run always brings its own optimizer
-            # (raycomp.recipe). lr 0.1 with momentum 0.9 is the usual SGD for the small CNNs and ResNets raycomp
+            # (raycomp.config.recipe). lr 0.1 with momentum 0.9 is the usual SGD for the small CNNs and ResNets raycomp
             # trains, a default that learns rather than a tuned one.
             state.optimizers = [torch.optim.SGD(state.model.parameters(), lr=0.1, momentum=0.9)]
         state.schedulers = _compile_schedulers(schedulers, state)
@@ -328,7 +328,7 @@ class Trainer:
 
     # -- evaluation ----------------------------------------------------------------------------
     def evaluate(self) -> dict[str, float]:
-        """Every evaluator's loss, accuracy and torchmetrics, reduced over ranks (``raycomp.evaluation``);
+        """Every evaluator's loss, accuracy and torchmetrics, reduced over ranks (``raycomp.loop.evaluation``);
         put in ``state.eval_metrics``, logged and returned."""
         if not self.state.evaluators:
             return {}

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from raycomp import keys
-from raycomp.atomic_files import atomic_write_text
-from raycomp.errors import NotFound, RaycompError, one_line
-from raycomp.report.configs import SweepVerdicts
-from raycomp.report.summary import (
+from raycomp.base import keys
+from raycomp.base.atomic_files import atomic_write_text
+from raycomp.base.errors import NotFound, RaycompError, one_line
+from raycomp.results.configs import SweepVerdicts
+from raycomp.results.summary import (
     LEADING_COLUMNS,
     TRAILING_COLUMNS,
     TraceRow,
@@ -27,7 +27,7 @@ from raycomp.report.summary import (
     column_name,
     finite,
 )
-from raycomp.report.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE
+from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE
 
 # results.json's per-trial keys besides the row's columns
 REPORT_KEYS = ("machine", "curve", "traces")

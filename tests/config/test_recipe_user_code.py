@@ -8,12 +8,12 @@ import torch
 from torch.utils.data import DistributedSampler
 
 from raycomp.algorithms.blurpool_layers import BlurConv2d
-from raycomp.checkpoint import CheckpointError
 from raycomp.config import ExperimentConfig
+from raycomp.config.recipe import build_trainer
 from raycomp.core import Event
 from raycomp.launch.checkpoint_fit import check_fits
+from raycomp.loop.checkpoint import CheckpointError
 from raycomp.models import ClassifierModel
-from raycomp.recipe import build_trainer
 
 COLOUR_SQUARES = {
     "class_path": "my_project.data.colour_squares",

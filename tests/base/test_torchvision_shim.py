@@ -1,4 +1,4 @@
-"""raycomp/_torchvision.py: torchvision imports beside the CPU build of torch, and only where it is used."""
+"""raycomp/base/torchvision_shim.py: torchvision imports beside the CPU build of torch, and only where it is used."""
 
 import subprocess
 import sys
@@ -10,7 +10,7 @@ import sys
 import raycomp
 assert "torchvision" not in sys.modules, "import raycomp imported torchvision"
 import torchmetrics  # imports torchvision itself, not through raycomp's shim
-from raycomp._torchvision import import_torchvision
+from raycomp.base.torchvision_shim import import_torchvision
 v2 = import_torchvision("torchvision.transforms.v2")
 import torch
 image = torch.rand(3, 8, 8)

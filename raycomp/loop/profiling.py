@@ -16,9 +16,9 @@ from pathlib import Path
 
 import torch
 
-from raycomp.atomic_files import atomic_write_bytes
+from raycomp.base.atomic_files import atomic_write_bytes
+from raycomp.base.scratch import scratch_folder
 from raycomp.core import Callback, Logger, State
-from raycomp.scratch import scratch_folder
 
 
 class TorchProfiler(Callback):

@@ -9,10 +9,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from raycomp.keys import CPU, HOST_LOAD, TRACES, WALL
-from raycomp.report.configs import summarize_configs
-from raycomp.report.results_files import write_results
-from raycomp.report.summary import TrialRecord, summarize
+from raycomp.base.keys import CPU, HOST_LOAD, TRACES, WALL
+from raycomp.results.configs import summarize_configs
+from raycomp.results.results_files import write_results
+from raycomp.results.summary import TrialRecord, summarize
 
 SB = "algorithms.selective_backprop"
 MACHINE = "Test CPU, 2 cores, torch threads: 1"

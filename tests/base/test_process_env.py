@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from raycomp.process_env import environment
+from raycomp.base.process_env import environment
 
 
 @pytest.mark.spawns  # a child process reads the variable

@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from raycomp.keys import WALL
-from raycomp.report.results_files import write_results
-from raycomp.report.summary import TrialRecord, best, format_table, summarize
+from raycomp.base.keys import WALL
+from raycomp.results.results_files import write_results
+from raycomp.results.summary import TrialRecord, best, format_table, summarize
 
 
 def history(*points):
@@ -61,8 +61,8 @@ def test_table_and_files(tmp_path):
 
 def test_a_diverged_trial_is_flagged_never_best_and_its_json_stays_valid(tmp_path):
     """Defect 14: a NaN or exploding loss was not flagged, `best` could name it, results.json held a bare NaN."""
-    from raycomp.report.configs import summarize_configs
-    from raycomp.report.results_files import read_results
+    from raycomp.results.configs import summarize_configs
+    from raycomp.results.results_files import read_results
 
     def run(trial_id, config_id, repeat, losses, accuracy):
         points = [

@@ -24,17 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from raycomp.atomic_files import atomic_writer
-from raycomp.checkpoint_format import check_payload, checkpoint_payload
+from raycomp.base.atomic_files import atomic_writer
+from raycomp.base.errors import CheckpointError, one_line
+from raycomp.base.keys import CHECKPOINT_FILE
+from raycomp.base.scratch import remove_tree
 from raycomp.core.algorithm import Algorithm, class_path, registered_algorithm
 from raycomp.core.callback import Callback
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
 from raycomp.core.time import Time, TimeUnit
-from raycomp.errors import CheckpointError, one_line
-from raycomp.keys import CHECKPOINT_FILE
-from raycomp.scratch import remove_tree
+from raycomp.loop.checkpoint_format import check_payload, checkpoint_payload
 
 if TYPE_CHECKING:
     from raycomp.core.engine import Engine

@@ -1,6 +1,6 @@
 import torch
 
-from raycomp.batching import num_samples, num_tokens, split_microbatches, to_device
+from raycomp.loop.batching import num_samples, num_tokens, split_microbatches, to_device
 
 
 def test_to_device_keeps_the_batch_shape():

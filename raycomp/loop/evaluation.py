@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import torch
 
-from raycomp import keys
-from raycomp.batching import num_samples, to_device
+from raycomp.base import keys
 from raycomp.core.engine import Engine
 from raycomp.core.evaluator import Evaluator, metric_values
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
-from raycomp.distributed import sum_over_ranks
+from raycomp.loop.batching import num_samples, to_device
+from raycomp.loop.distributed import sum_over_ranks
 
 
 @torch.no_grad()

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from raycomp import keys
+from raycomp.base import keys
 
 # The non-argument columns of a results row, as TrialSummary attributes; the swept arguments go between
 # the two groups, and "final_metric" is named after the sweep's metric. Reading a row back uses the same

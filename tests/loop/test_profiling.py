@@ -24,7 +24,7 @@ class SeesTheProfiler(Callback):
 
 def test_a_trace_of_the_profiled_batches_is_written_and_attached_to_the_mlflow_run(tmp_path):
     from raycomp.config import ExperimentConfig
-    from raycomp.recipe import build_trainer
+    from raycomp.config.recipe import build_trainer
 
     data = {
         "name": "profiled",

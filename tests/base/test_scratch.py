@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from raycomp import scratch
-from raycomp.scratch import scratch_folder
+from raycomp.base import scratch
+from raycomp.base.scratch import scratch_folder
 
 
 def test_the_folder_is_in_tmpdir_and_gone_after_the_block(tmp_path, monkeypatch):

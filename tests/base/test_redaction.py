@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from raycomp.errors import one_line
-from raycomp.redaction import redacted, without_credentials
+from raycomp.base.errors import one_line
+from raycomp.base.redaction import redacted, without_credentials
 
 SECRET = "s3cretPW"
 

@@ -9,10 +9,10 @@ import math
 import pytest
 from reportkit import MACHINE, hand_made_records, traced_records, trial_by_config
 
-from raycomp.errors import NotFound, RaycompError
-from raycomp.keys import TRACES, WALL
-from raycomp.report.results_files import read_results, write_results
-from raycomp.report.summary import TraceRow, TrialRecord, summarize
+from raycomp.base.errors import NotFound, RaycompError
+from raycomp.base.keys import TRACES, WALL
+from raycomp.results.results_files import read_results, write_results
+from raycomp.results.summary import TraceRow, TrialRecord, summarize
 
 
 def test_results_json_carries_each_trials_curve_and_machine(tmp_path):

@@ -11,8 +11,8 @@ from torch import nn
 
 from raycomp import Algorithm, Event, Trainer
 from raycomp.algorithms import SelectiveBackprop
-from raycomp.checkpoint import CheckpointError, KeptCheckpoints, load_checkpoint, save_checkpoint, save_to_folder
 from raycomp.core import State
+from raycomp.loop.checkpoint import CheckpointError, KeptCheckpoints, load_checkpoint, save_checkpoint, save_to_folder
 
 
 class ScaleInput(Algorithm):
@@ -246,7 +246,7 @@ def test_a_failed_save_leaves_the_previous_checkpoint_loadable(tmp_path):
 
 KILLED_WRITER = """
 import sys, torch
-from raycomp.checkpoint import save_checkpoint
+from raycomp.loop.checkpoint import save_checkpoint
 from raycomp.core import State
 from torch import nn
 model = nn.Linear(1, 1)
@@ -300,7 +300,7 @@ def test_missing_or_foreign_checkpoint(tmp_path):
 
 def _saved_payload(tmp_path, change):
     """A real checkpoint's payload, changed by ``change(payload)`` and written to ``bad.pt``."""
-    from raycomp.checkpoint_format import checkpoint_payload
+    from raycomp.loop.checkpoint_format import checkpoint_payload
 
     payload = checkpoint_payload(State(tiny_model(), "1ep", algorithms=[SelectiveBackprop()]))
     change(payload)
@@ -336,8 +336,8 @@ def test_l11_a_malformed_payload_raises_checkpoint_error_naming_the_file_and_the
 
 def test_l11_arguments_a_required_algorithm_refuses_raise_checkpoint_error(tmp_path):
     from raycomp.algorithms import BlurPool
-    from raycomp.checkpoint import restore_required_algorithms
     from raycomp.core import Engine
+    from raycomp.loop.checkpoint import restore_required_algorithms
 
     def bad_blurpool(payload):
         entry = {"class_path": "raycomp.algorithms.blurpool.BlurPool", "required_on_load": True, "state": {}}

@@ -7,7 +7,7 @@ import pytest
 import yaml
 from ray.autoscaler._private.util import prepare_config, validate_config
 
-CLUSTER = yaml.safe_load((Path(__file__).parents[1] / "cluster.yaml").read_text())
+CLUSTER = yaml.safe_load((Path(__file__).parents[2] / "cluster.yaml").read_text())
 
 
 def check(config):

@@ -1,7 +1,7 @@
 """One row per configuration of a sweep: its repeats' medians, its speed-up and accuracy intervals, its verdict.
 
 The per-trial ``TrialSummary``s are grouped by ``config_id``; the numbers come from
-``raycomp.report.verdicts`` (paired seeds, the baseline's budget frontier, t intervals). This is what
+``raycomp.results.verdicts`` (paired seeds, the baseline's budget frontier, t intervals). This is what
 ``results.json`` holds under ``"configs"``, what the CLI prints under the trials, and what MLflow gets
 as the parent's ``configs.json`` table and each child's tags.
 """
@@ -12,9 +12,9 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from raycomp import keys
-from raycomp.report.summary import TrialSummary
-from raycomp.report.verdicts import (
+from raycomp.base import keys
+from raycomp.results.summary import TrialSummary
+from raycomp.results.verdicts import (
     DEFAULT_CONFIDENCE,
     DEFAULT_EQUIVALENCE,
     DEFAULT_TOLERANCE,

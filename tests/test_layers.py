@@ -1,0 +1,101 @@
+"""Folders are the layers (docs/architecture.md): no module imports from a layer above its own.
+
+The layer map lives here, once. Every import counts, at module level, inside functions and under
+``TYPE_CHECKING``: a type-only import upward is still a dependency a reader has to follow.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "raycomp"
+
+# Bottom to top. A module belongs to the layer of the longest prefix that names it.
+LAYERS: list[tuple[str, ...]] = [
+    ("raycomp.base", "raycomp.shipped"),  # shared facts; `shipped` is a user-visible class_path root
+    ("raycomp.core",),  # the vocabulary: Event, State, Algorithm, Engine, passes, Trace
+    ("raycomp.loop", "raycomp.algorithms", "raycomp.data", "raycomp.models", "raycomp.functional"),
+    ("raycomp.config",),  # the schema, the sweep spec and the recipe (config -> Trainer)
+    ("raycomp.results",),  # summaries, per-configuration rows and verdicts, results files
+    ("raycomp.tracking",),  # MLflow
+    ("raycomp.report",),  # figures and the page
+    ("raycomp.launch",),  # Ray
+    # the command lines and the entry points that name them (`python -m raycomp.tune`, the package's facade)
+    ("raycomp.cli", "raycomp.api", "raycomp.tune", "raycomp.train", "raycomp.report.__main__", "raycomp"),
+]
+
+
+def layer_of(module: str) -> int:
+    best, found = -1, None
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), index
+    assert found is not None, f"{module} is in no layer: add it to LAYERS"
+    return found
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The raycomp modules ``path`` imports (``from raycomp.x import y`` names ``raycomp.x.y`` when y is one)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("raycomp"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("raycomp") and not node.level:
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                is_module = (PACKAGE.parent / (candidate.replace(".", "/") + ".py")).is_file() or (
+                    PACKAGE.parent / candidate.replace(".", "/")
+                ).is_dir()
+                found.add(candidate if is_module else node.module)
+    return found
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    upward = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = module_name(path)
+        own = layer_of(module)
+        for target in sorted(imported_modules(path)):
+            if layer_of(target) > own and target != "raycomp":
+                upward.append(f"{module} (layer {own}) imports {target} (layer {layer_of(target)})")
+            elif target == "raycomp" and module != "raycomp":
+                upward.append(
+                    f"{module} imports the package facade `raycomp`: import from the module that owns the name"
+                )
+    assert not upward, "\n".join(upward)
+
+
+def test_every_module_is_in_a_layer():
+    for path in PACKAGE.rglob("*.py"):
+        layer_of(module_name(path))
+
+
+def test_the_walker_sees_an_upward_import(tmp_path):
+    """The check itself must fail on a violation: a core module importing the Trainer, in a function."""
+    source = tmp_path / "raycomp" / "core" / "bad.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("def f():\n    from raycomp.loop.trainer import Trainer\n")
+    targets = {t for t in imported_modules(source) if t.startswith("raycomp.loop")}
+    assert targets and all(layer_of(t) > layer_of("raycomp.core.bad") for t in targets)
+
+
+@pytest.mark.spawns
+def test_importing_the_core_loads_no_cli_loop_or_launch_module():
+    check = (
+        "import sys, raycomp.core\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('raycomp.cli', 'raycomp.loop', 'raycomp.launch'))))"
+    )
+    result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
