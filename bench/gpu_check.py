@@ -150,7 +150,7 @@ def lm_rows(part: Part, path: Path, peak_tflops: float) -> None:
 def flops_per_token(config: dict) -> float:
     """Training FLOPs per token: 6 per parameter, and attention's 12 · layers · d_model · length (PaLM's count)."""
     from raycomp.config import ExperimentConfig
-    from raycomp.models import build_model_for
+    from raycomp.config.recipe import build_model_for
 
     model = build_model_for(ExperimentConfig.from_dict(config))
     parameters = sum(p.numel() for p in model.parameters())
