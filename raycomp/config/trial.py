@@ -7,39 +7,36 @@ scheduler options the driver filled in.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from raycomp.base import keys
+from raycomp.config.arm import Arm
 from raycomp.core.time import TimeUnit
 
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig
 
 
-def trial_config(base: ExperimentConfig, arm: Mapping[str, Any]) -> ExperimentConfig:
+def trial_config(base: ExperimentConfig, arm: Arm) -> ExperimentConfig:
     """The config one trial of ``base``'s sweep trains: ``sweep`` dropped, the arm applied, validated once.
 
-    ``arm`` is ``{"variant": ..., "overrides": {dotted.path: value}, "repeat": index, "budget": fraction}``.
     The baseline, its ``control`` twin and its ``frontier`` budgets drop the swept algorithms (all of them
     if none is swept) and ignore the overrides; a ``frontier`` arm trains ``budget`` of ``max_duration``
     with its own complete schedule; a ``method`` arm applies its sampled values, and runs only the algorithms
     its ``algorithms`` value lists when the sweep selects them. Every trial trains with
-    seed ``base.seed + arm["repeat"]`` on the base's data (``data.seed``).
+    seed ``base.seed + arm.repeat`` on the base's data (``data.seed``).
     """
-    variant = arm["variant"]
-    if variant not in keys.VARIANTS:
-        raise ValueError(f"a sweep arm's variant is one of {', '.join(keys.VARIANTS)}, got {variant!r}")
+    variant = arm.variant
     swept = base.sweep.swept_algorithms() if base.sweep else []
     data_seed = base.seed if base.data.seed is None else base.data.seed
-    repeat = {"seed": base.seed + int(arm.get("repeat") or 0), "data.seed": data_seed}
+    repeat = {"seed": base.seed + arm.repeat, "data.seed": data_seed}
     unswept = base.model_copy(update={"sweep": None})
     if variant == keys.METHOD:
-        dropped, overrides = base.sweep.left_out(arm.get("overrides") or {}) if base.sweep else ([], arm["overrides"])
+        dropped, overrides = base.sweep.left_out(dict(arm.overrides)) if base.sweep else ([], dict(arm.overrides))
         chosen = unswept.without_algorithms(dropped) if dropped else unswept  # space.algorithms: this arm's list
         return chosen.with_overrides({**(overrides or {}), **repeat})
     if variant == keys.FRONTIER:
-        repeat["max_duration"] = budget_duration(base, float(arm["budget"]))
+        repeat["max_duration"] = budget_duration(base, float(arm.budget or 1.0))
     return unswept.without_algorithms(swept or list(base.algorithms)).with_overrides(repeat)
 
 

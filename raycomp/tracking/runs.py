@@ -23,6 +23,7 @@ from mlflow import MlflowClient
 from raycomp.base import keys
 from raycomp.base.errors import one_line
 from raycomp.config import ExperimentConfig
+from raycomp.config.arm import Arm
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.params import environment_tags, log_config, public_config
 from raycomp.tracking.ref import RunRef, redacted_uri
@@ -84,7 +85,7 @@ def train_run(
 def trial_run(
     parent: RunRef | None,
     trial_id: str,
-    arm: Mapping[str, Any],
+    arm: Arm,
     config: ExperimentConfig,
     *,
     lost_trial_id: str | None = None,
@@ -237,9 +238,7 @@ def _log_config_file(client: MlflowClient, run_id: str, config: ExperimentConfig
     client.log_text(run_id, yaml.safe_dump(public_config(config), sort_keys=False), CONFIG_FILE)
 
 
-def _open_trial(
-    parent: RunRef, trial_id: str, arm: Mapping[str, Any], config: ExperimentConfig, lost_trial_id: str | None
-) -> RunRef:
+def _open_trial(parent: RunRef, trial_id: str, arm: Arm, config: ExperimentConfig, lost_trial_id: str | None) -> RunRef:
     """The trial's child run: its own, else the run of the lost trial it continues, else the unfinished run
     of the same arm (config id and repeat) that a trial lost with a killed driver's unsaved state left
     (each retagged: one run per arm), else a new one."""
@@ -249,10 +248,8 @@ def _open_trial(
         previous = _find(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: lost_trial_id})
         if previous is not None:
             client.set_tag(previous.info.run_id, keys.TRIAL_TAG, trial_id)
-    if previous is None and arm.get("config_id") is not None:
-        same_arm = {keys.PARENT_TAG: parent.run_id, keys.CONFIG_ID_TAG: str(arm["config_id"])}
-        if arm.get("repeat") is not None:
-            same_arm[keys.REPEAT_TAG] = str(arm["repeat"])
+    if previous is None:
+        same_arm = {keys.PARENT_TAG: parent.run_id, keys.CONFIG_ID_TAG: arm.config_id, keys.REPEAT_TAG: str(arm.repeat)}
         previous = _find(client, parent.experiment_id, same_arm)
         if previous is not None and previous.info.status == FINISHED:
             previous = None  # another trial's finished run: not one a dead driver left
@@ -261,11 +258,11 @@ def _open_trial(
     if previous is not None:
         client.update_run(previous.info.run_id, status=RUNNING)
         return RunRef(parent.tracking_uri, parent.experiment_id, previous.info.run_id)
-    variant = arm["variant"]
+    variant = arm.variant
     tags = {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id, keys.VARIANT_TAG: variant, keys.KIND_TAG: TRIAL}
-    for tag, key in ((keys.CONFIG_ID_TAG, "config_id"), (keys.REPEAT_TAG, "repeat"), (keys.BUDGET_TAG, "budget")):
-        if arm.get(key) is not None:
-            tags[tag] = str(arm[key])
+    tags |= {keys.CONFIG_ID_TAG: arm.config_id, keys.REPEAT_TAG: str(arm.repeat)}
+    if arm.budget is not None:
+        tags[keys.BUDGET_TAG] = str(arm.budget)
     run_id = client.create_run(parent.experiment_id, tags=tags, run_name=f"{trial_id}-{variant}").info.run_id
     try:
         log_config(client, run_id, config)

@@ -49,7 +49,7 @@ def test_h1_fifo_and_asha_sweeps_over_overlapping_ranges_run_every_trial_to_term
     from raycomp.tune import main
 
     experiment = _experiment(tmp_path, name, scheduler)
-    drawn = sweep_arms(ExperimentConfig.from_dict(experiment))[-1]["overrides"][f"{SB}.start"]
+    drawn = sweep_arms(ExperimentConfig.from_dict(experiment))[-1].overrides[f"{SB}.start"]
     assert drawn < 0.5  # this seed draws a valid start: the trial must train, not be held to the bound 0.6
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(experiment))

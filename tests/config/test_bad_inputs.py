@@ -12,6 +12,7 @@ from config_files import only_problem, problems, write
 
 from raycomp.base import keys
 from raycomp.config import ConfigError, load_experiment, trial_config
+from raycomp.config.arm import Arm
 from raycomp.config.yaml_text import MAX_DEPTH
 
 SB = "algorithms.selective_backprop"
@@ -164,11 +165,11 @@ def test_h1_overlapping_ranges_build_every_valid_trial_and_refuse_only_the_inval
     ranges = [f"sweep.space.{SB}.start.uniform=[0.0, 0.85]", f"sweep.space.{SB}.end.uniform=[0.3, 1.0]"]
     base = load_experiment(write(tmp_path, TINY), ranges)  # random domains are drawn later: accepted here
     for start, end in ((0.0, 0.3), (0.0, 1.0), (0.85, 1.0)):
-        trial = trial_config(base, {"variant": keys.METHOD, "overrides": {f"{SB}.start": start, f"{SB}.end": end}})
+        trial = trial_config(base, Arm(keys.METHOD, overrides={f"{SB}.start": start, f"{SB}.end": end}))
         assert trial.sweep is None
         assert trial.algorithms["selective_backprop"] == {"start": start, "end": end, "keep": 0.5}
     with pytest.raises(ConfigError, match="start < end"):
-        trial_config(base, {"variant": keys.METHOD, "overrides": {f"{SB}.start": 0.85, f"{SB}.end": 0.3}})
+        trial_config(base, Arm(keys.METHOD, overrides={f"{SB}.start": 0.85, f"{SB}.end": 0.3}))
 
 
 def test_a_missing_or_too_small_text_root_is_one_line_before_ray(tmp_path, capsys):

@@ -5,6 +5,7 @@ from config_files import SWEEP_BASE, only_problem, problems, write
 
 from raycomp.base import keys
 from raycomp.config import ConfigError, ExperimentConfig, load_experiment, trial_config
+from raycomp.config.arm import Arm
 
 # ---- sweeps -----------------------------------------------------------------------------------------------
 
@@ -99,27 +100,27 @@ SB = "algorithms.selective_backprop"
 def test_a_trial_is_not_held_to_the_other_trials_bounds(tmp_path):
     """start=0.6 (a bound) with this trial's end=0.55 is invalid, but no trial trains it: only this one counts."""
     base = load_experiment(write(tmp_path, OVERLAPPING))
-    arm = {"variant": keys.METHOD, "overrides": {f"{SB}.start": 0.5, f"{SB}.end": 0.55}}
+    arm = Arm(keys.METHOD, overrides={f"{SB}.start": 0.5, f"{SB}.end": 0.55})
     trial = trial_config(base, arm)
     assert trial.sweep is None and trial.algorithms["selective_backprop"] == {"start": 0.5, "end": 0.55}
     assert base.sweep is not None  # the driver's config keeps its sweep
     with pytest.raises(ConfigError, match="start < end"):  # a trial's own values are still checked
-        trial_config(base, {"variant": keys.METHOD, "overrides": {f"{SB}.start": 0.5, f"{SB}.end": 0.45}})
+        trial_config(base, Arm(keys.METHOD, overrides={f"{SB}.start": 0.5, f"{SB}.end": 0.45}))
 
 
 def test_a_fifo_sweep_trains_its_trials(tmp_path):
     base = load_experiment(write(tmp_path, SWEEP_BASE + "    optimizer.lr: {grid: [0.1, 0.2]}\n  scheduler: fifo\n"))
     assert base.sweep.scheduler.name == "fifo"
-    trial = trial_config(base, {"variant": keys.METHOD, "overrides": {"optimizer.lr": 0.2}})
+    trial = trial_config(base, Arm(keys.METHOD, overrides={"optimizer.lr": 0.2}))
     assert trial.optimizer.lr == 0.2 and trial.sweep is None
-    assert trial_config(base, {"variant": keys.BASELINE, "overrides": {}}).sweep is None
+    assert trial_config(base, Arm(keys.BASELINE, overrides={})).sweep is None
     assert ExperimentConfig.from_dict(base.to_dict()) == base  # and a fifo sweep survives a round trip
 
 
 def test_an_asha_sweep_trains_its_trials(tmp_path):
     path = write(tmp_path, SWEEP_BASE + "    optimizer.lr: {grid: [0.1]}\n  scheduler: {name: asha, grace_period: 2}\n")
     base = load_experiment(path)
-    trial = trial_config(base, {"variant": keys.METHOD, "overrides": {"optimizer.lr": 0.1}})
+    trial = trial_config(base, Arm(keys.METHOD, overrides={"optimizer.lr": 0.1}))
     assert trial.optimizer.lr == 0.1 and trial.sweep is None
     assert ExperimentConfig.from_dict(base.to_dict()) == base
 
@@ -127,17 +128,17 @@ def test_an_asha_sweep_trains_its_trials(tmp_path):
 def test_the_baseline_drops_the_swept_algorithms_and_ignores_overrides(tmp_path):
     text = "algorithms:\n  selective_backprop: {}\n  label_smoothing: {}\nsweep:\n  space:\n"
     base = load_experiment(write(tmp_path, text + f"    {SB}.keep: {{grid: [0.3, 0.7]}}\n"))
-    baseline = trial_config(base, {"variant": keys.BASELINE, "overrides": {f"{SB}.keep": None}})
+    baseline = trial_config(base, Arm(keys.BASELINE, overrides={f"{SB}.keep": None}))
     assert baseline.algorithms == {"label_smoothing": {}} and baseline.sweep is None
-    method = trial_config(base, {"variant": keys.METHOD, "overrides": {f"{SB}.keep": 0.7}})
+    method = trial_config(base, Arm(keys.METHOD, overrides={f"{SB}.keep": 0.7}))
     assert method.algorithms == {"selective_backprop": {"keep": 0.7}, "label_smoothing": {}}
 
 
 def test_without_a_swept_algorithm_the_baseline_drops_them_all(tmp_path):
     base = load_experiment(write(tmp_path, SWEEP_BASE + "    optimizer.lr: {grid: [0.1, 0.2]}\n"))
-    assert trial_config(base, {"variant": keys.BASELINE, "overrides": {}}).algorithms == {}
+    assert trial_config(base, Arm(keys.BASELINE, overrides={})).algorithms == {}
     with pytest.raises(ValueError, match="variant"):
-        trial_config(base, {"variant": "other", "overrides": {}})
+        trial_config(base, Arm("other", overrides={}))
 
 
 # ---- verdicts that resolve (issue 23) ----------------------------------------------------------------------
@@ -153,7 +154,7 @@ def test_budgets_above_one_train_longer_and_max_repeats_makes_the_sweep_adaptive
     assert config.sweep.frontier_budgets == [0.5, 1.5]
     assert config.sweep.adaptive and (config.sweep.equivalence, config.sweep.max_sweep_s) == (0.05, None)
     assert config.sweep.timing == "steps"
-    arm = {"variant": keys.FRONTIER, "overrides": {}, "repeat": 0, "budget": 1.5}
+    arm = Arm(keys.FRONTIER, overrides={}, budget=1.5)
     assert str(trial_config(config, arm).max_duration) == "6ep"
     assert not load_experiment(path, overrides=["sweep.repeats=3", "sweep.max_repeats=3"]).sweep.adaptive
 

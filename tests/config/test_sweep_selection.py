@@ -8,6 +8,7 @@ from config_files import only_problem, problems, write
 
 from raycomp.base import keys
 from raycomp.config import load_experiment, trial_config
+from raycomp.config.arm import Arm
 from raycomp.launch.sweep.space import check_arms, sweep_arms
 from raycomp.report.analysis import format_args
 
@@ -24,7 +25,7 @@ SB_KEEP = "algorithms.selective_backprop.keep"
 
 
 def method(base, overrides):
-    return trial_config(base, {"variant": keys.METHOD, "overrides": overrides})
+    return trial_config(base, Arm(keys.METHOD, overrides=overrides))
 
 
 def test_each_configuration_runs_its_list_and_the_algorithms_no_list_names(tmp_path):
@@ -33,14 +34,14 @@ def test_each_configuration_runs_its_list_and_the_algorithms_no_list_names(tmp_p
     assert list(method(base, {"algorithms": ["mixup"]}).algorithms) == ["label_smoothing", "mixup"]
     both = method(base, {"algorithms": ["selective_backprop", "mixup"]})
     assert list(both.algorithms) == ["label_smoothing", "selective_backprop", "mixup"] and both.sweep is None
-    baseline = trial_config(base, {"variant": keys.BASELINE, "overrides": {"algorithms": None}})
+    baseline = trial_config(base, Arm(keys.BASELINE, overrides={"algorithms": None}))
     assert baseline.algorithms == {"label_smoothing": {"smoothing": 0.1}}  # label smoothing is in every arm
 
 
 def test_arms_blank_the_arguments_of_algorithms_they_leave_out(tmp_path):
     text = EXPERIMENT + f"    {SB_KEEP}: {{grid: [0.3, 0.7]}}\n"
     base = load_experiment(write(tmp_path, text))
-    configs = {arm["config_id"]: arm["overrides"] for arm in sweep_arms(base)}
+    configs = {arm.config_id: arm.overrides for arm in sweep_arms(base)}
     assert configs["baseline"] == {"algorithms": None, SB_KEEP: None}
     methods = sorted((str(o["algorithms"]), o[SB_KEEP]) for c, o in configs.items() if c.startswith("method"))
     # Mixup alone once: its two grid combinations differed only in SB's keep, which it does not run.

@@ -10,6 +10,7 @@ from config_files import only_problem, problems, write
 
 from raycomp.cli.tune import main as tune_main
 from raycomp.config import ConfigError, ExperimentConfig, load_experiment
+from raycomp.config.arm import Arm
 from raycomp.config.user_code import user_code_on_path
 
 DATA = "data: {class_path: my_project.data.colour_squares, init_args: {num_train: 8, num_eval: 4}}\n"
@@ -176,7 +177,7 @@ def test_a_sweep_may_search_the_user_models_arguments(user_project):
 
     base = {"model": {"class_path": "my_project.nets.TinyResNet", "init_args": {"num_classes": 3}}}
     config = ExperimentConfig.from_dict({**base, "sweep": {"space": {"model.init_args.dropout": {"choice": [0.2]}}}})
-    arm = {"variant": "method", "overrides": {"model.init_args.dropout": 0.2}, "repeat": 1}
+    arm = Arm("method", overrides={"model.init_args.dropout": 0.2}, repeat=1)
     assert trial_config(config, arm).model.init_args == {"num_classes": 3, "dropout": 0.2}
     with pytest.raises(ConfigError, match=r"sweep\.space\.model\.init_args\.dropot: TinyResNet takes no argument "
                                           r"'dropot' \(did you mean 'dropout'\?"):  # fmt: skip

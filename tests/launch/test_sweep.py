@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from raycomp.config import ExperimentConfig, load_experiment
+from raycomp.config.arm import Arm
 
 SB = "algorithms.selective_backprop"
 
@@ -48,14 +49,14 @@ def test_arms_hold_one_baseline_and_each_grid_point_num_samples_times(tmp_path):
     }
     config = ExperimentConfig.from_dict(experiment)
     arms = sweep_arms(config)
-    assert [arm["variant"] for arm in arms] == ["baseline"] + ["method"] * 6
-    assert [arm["config_id"] for arm in arms] == ["baseline"] + [f"method-{k}" for k in range(1, 7)]
-    assert [arm["overrides"][f"{SB}.keep"] for arm in arms[1:]] == [0.25] * 3 + [0.75] * 3
-    scale = [arm["overrides"][f"{SB}.scale_factor"] for arm in arms[1:]]
+    assert [arm.variant for arm in arms] == ["baseline"] + ["method"] * 6
+    assert [arm.config_id for arm in arms] == ["baseline"] + [f"method-{k}" for k in range(1, 7)]
+    assert [arm.overrides[f"{SB}.keep"] for arm in arms[1:]] == [0.25] * 3 + [0.75] * 3
+    scale = [arm.overrides[f"{SB}.scale_factor"] for arm in arms[1:]]
     assert all(isinstance(value, float) and 0.5 <= value <= 1.0 for value in scale)
     assert len(set(scale)) == 6  # drawn once per configuration, at the driver
     assert sweep_arms(config) == arms  # the same draws on every run of the file (seeded by the experiment's seed)
-    assert arms[0]["overrides"] == {f"{SB}.keep": None, f"{SB}.scale_factor": None}
+    assert arms[0].overrides == {f"{SB}.keep": None, f"{SB}.scale_factor": None}
 
 
 def test_repeats_pair_every_configuration_by_seed_and_interleave_them(tmp_path):
@@ -68,12 +69,12 @@ def test_repeats_pair_every_configuration_by_seed_and_interleave_them(tmp_path):
     assert len(arms) == 3 * len(configs)
     for repeat in range(3):  # seed by seed: each block holds every configuration once
         block = arms[repeat * 5 : (repeat + 1) * 5]
-        assert {arm["config_id"] for arm in block} == configs and {arm["repeat"] for arm in block} == {repeat}
-    firsts = {arms[repeat * 5]["config_id"] for repeat in range(3)}
+        assert {arm.config_id for arm in block} == configs and {arm.repeat for arm in block} == {repeat}
+    firsts = {arms[repeat * 5].config_id for repeat in range(3)}
     assert firsts != {"baseline"}  # shuffled within each block: the baseline does not always run first
     by_config = {}
     for arm in arms:
-        by_config.setdefault(arm["config_id"], []).append(arm["overrides"])
+        by_config.setdefault(arm.config_id, []).append(arm.overrides)
     assert all(len({str(o) for o in overrides}) == 1 for overrides in by_config.values())  # same values per seed
 
 
@@ -82,16 +83,16 @@ def test_no_baseline_when_switched_off(tmp_path):
 
     experiment = tiny_experiment(tmp_path)
     experiment["sweep"]["baseline"] = False
-    assert [arm["variant"] for arm in sweep_arms(ExperimentConfig.from_dict(experiment))] == ["method"] * 2
+    assert [arm.variant for arm in sweep_arms(ExperimentConfig.from_dict(experiment))] == ["method"] * 2
 
 
 def test_trial_config_drops_swept_algorithm_for_baseline_and_applies_overrides(tmp_path):
     from raycomp.config import trial_config
 
     base = ExperimentConfig.from_dict(tiny_experiment(tmp_path))
-    baseline = trial_config(base, {"variant": "baseline", "overrides": {f"{SB}.keep": None}})
+    baseline = trial_config(base, Arm("baseline", overrides={f"{SB}.keep": None}))
     assert baseline.algorithms == {} and baseline.sweep is None
-    method = trial_config(base, {"variant": "method", "overrides": {f"{SB}.keep": 0.75}})
+    method = trial_config(base, Arm("method", overrides={f"{SB}.keep": 0.75}))
     assert method.algorithms["selective_backprop"]["keep"] == 0.75 and method.sweep is None
 
 

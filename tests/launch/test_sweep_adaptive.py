@@ -62,15 +62,15 @@ def test_the_next_round_pairs_each_open_configuration_with_the_references_at_its
     path.write_text(EXPERIMENT)
     experiment = load_experiment(str(path))
     trained = sweep_arms(experiment)  # the first two seeds, every arm
-    assert {arm["repeat"] for arm in trained} == {0, 1}
+    assert {arm.repeat for arm in trained} == {0, 1}
     arms = next_arms(experiment, {"method-2": 2}, trained)
-    assert Counter((arm["config_id"], arm["repeat"]) for arm in arms) == Counter(
+    assert Counter((arm.config_id, arm.repeat) for arm in arms) == Counter(
         {("baseline", 2): 1, ("control", 2): 1, ("frontier-0.5", 2): 1, ("frontier-1.5", 2): 1, ("method-2", 2): 1}
     )
-    method = next(arm for arm in arms if arm["config_id"] == "method-2")
-    assert method["overrides"] == next(a for a in trained if a["config_id"] == "method-2")["overrides"]
+    method = next(arm for arm in arms if arm.config_id == "method-2")
+    assert method.overrides == next(a for a in trained if a.config_id == "method-2").overrides
     later = next_arms(experiment, {"method-1": 3}, [*trained, *arms])  # seed 3: seed 2's references exist
-    assert {(arm["config_id"], arm["repeat"]) for arm in later} == {
+    assert {(arm.config_id, arm.repeat) for arm in later} == {
         ("baseline", 3),
         ("control", 3),
         ("frontier-0.5", 3),

@@ -7,7 +7,8 @@ import yaml
 
 from raycomp.base.errors import ConfigError
 from raycomp.config import ExperimentConfig
-from raycomp.launch.sweep.ledger import arm_key, missing_arms, relabeled
+from raycomp.config.arm import Arm
+from raycomp.launch.sweep.ledger import missing_arms, relabeled
 from raycomp.launch.sweep.space import sweep_arms
 
 SB = "algorithms.selective_backprop"
@@ -30,26 +31,38 @@ def config(grid: list[float], repeats: int = 1, num_samples: int = 1) -> Experim
 def test_a_grown_grid_keeps_old_ids_and_draws_and_misses_only_new_arms():
     old = sweep_arms(config([0.25, 0.75]))
     grown = sweep_arms(config([0.25, 0.5, 0.75], repeats=2, num_samples=1))
-    by_keep = {arm["overrides"][f"{SB}.keep"]: arm for arm in old if arm["variant"] == "method"}
+    by_keep = {arm.overrides[f"{SB}.keep"]: arm for arm in old if arm.variant == "method"}
     new = relabeled(grown, old)
     for arm in new:  # a configuration trained before keeps its id and its drawn scale_factor
-        keep = arm["overrides"][f"{SB}.keep"]
+        keep = arm.overrides[f"{SB}.keep"]
         if keep in by_keep:
-            assert arm["config_id"] == by_keep[keep]["config_id"]
-            assert arm["overrides"] == by_keep[keep]["overrides"]
-    ids = {arm["overrides"][f"{SB}.keep"]: arm["config_id"] for arm in new}
+            assert arm.config_id == by_keep[keep].config_id
+            assert arm.overrides == by_keep[keep].overrides
+    ids = {arm.overrides[f"{SB}.keep"]: arm.config_id for arm in new}
     assert len(set(ids.values())) == len(ids) == 4  # baseline (None) and three methods, no id shared
-    assert ids[0.5] not in {arm["config_id"] for arm in old}
+    assert ids[0.5] not in {arm.config_id for arm in old}
     missing = missing_arms(new, old)
     assert len(missing) == len(new) - len(old) == 8 - 3
-    assert {arm_key(arm) for arm in missing}.isdisjoint(arm_key(arm) for arm in old)
+    assert {arm.key() for arm in missing}.isdisjoint(arm.key() for arm in old)
 
 
 def test_arm_identity_is_what_it_trains_not_its_id():
-    arm = {"variant": "method", "config_id": "method-1", "overrides": {"a": 1, "b": None}, "repeat": 0}
-    assert arm_key(arm) == arm_key({**arm, "config_id": "method-7", "overrides": {"a": 1}})
-    assert arm_key(arm) != arm_key({**arm, "repeat": 1})
-    assert arm_key(arm, with_repeat=False) == arm_key({**arm, "repeat": 1}, with_repeat=False)
+    arm = Arm("method", "method-1", {"a": 1, "b": None})
+    assert arm.key() == arm.replace(config_id="method-7", overrides={"a": 1}).key()
+    assert arm.key() != arm.replace(repeat=1).key()
+    assert arm.key(with_repeat=False) == arm.replace(repeat=1).key(with_repeat=False)
+    assert Arm.from_tune(arm.as_tune()) == arm  # through Tune's config and back
+
+
+def test_an_arm_is_frozen_and_knows_its_variants():
+    import dataclasses
+
+    arm = Arm("baseline")
+    assert arm.config_id == "baseline" and arm.repeat == 0 and arm.budget is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        arm.repeat = 1  # type: ignore[misc]
+    with pytest.raises(ValueError, match="variant is one of"):
+        Arm("other")
 
 
 def test_a_drawn_value_that_breaks_a_rule_between_keys_is_refused_before_the_sweep(tmp_path, capsys):
@@ -85,14 +98,14 @@ def test_a_lost_trial_is_adopted_only_when_it_trained_the_same_config(tmp_path):
     from raycomp.launch.sweep.ledger import CONFIG_DIGEST, lost_trial_folder
 
     first = config([0.5])
-    arm = next(arm for arm in sweep_arms(first) if arm["variant"] == "method")
+    arm = next(arm for arm in sweep_arms(first) if arm.variant == "method")
     digest = training_config_digest(first)
     other = training_config_digest(first.with_overrides({"optimizer.lr": 0.01}))
     assert digest != other and digest == training_config_digest(config([0.5, 0.75], repeats=3))  # sweep: not
     for trial, recorded in (("old", other), ("older", None), ("same", digest)):
         folder = tmp_path / "sweep" / trial
         folder.mkdir(parents=True)
-        params = {"arm": arm} | ({CONFIG_DIGEST: recorded} if recorded else {})
+        params = {"arm": arm.as_tune()} | ({CONFIG_DIGEST: recorded} if recorded else {})
         (folder / "params.json").write_text(json.dumps(params))
     found = lost_trial_folder(str(tmp_path / "sweep"), arm, "new", digest)
     assert found is not None and found.endswith("/same")

@@ -14,6 +14,7 @@ from mlflow import MlflowClient
 from raycomp.base import keys
 from raycomp.base.errors import TrackingUnavailable
 from raycomp.config import ExperimentConfig
+from raycomp.config.arm import Arm
 from raycomp.tracking import RunRef, close_orphaned_run, log_files, sweep_run, train_run, trial_run
 
 SB = "algorithms.selective_backprop"
@@ -102,7 +103,7 @@ def test_tracking_off_yields_none_and_a_dead_store_refuses_at_entry(tmp_path):
             pytest.fail("the block must not run")
 
 
-ARM = {"variant": "method", "config_id": "method-1", "repeat": 0}
+ARM = Arm("method", "method-1")
 
 
 def test_trial_runs_nest_under_the_parent_with_flat_params_and_required_on_load_tags(tmp_path):

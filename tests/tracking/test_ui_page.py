@@ -15,6 +15,7 @@ from mlflow import MlflowClient
 
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig
+from raycomp.config.arm import Arm
 from raycomp.tracking import BatchedClient, RunRef, sweep_run, trial_run
 from raycomp.tracking.experiment_page import mark_training_experiment, training_runs_page, training_runs_url
 
@@ -87,7 +88,7 @@ def dump_dom(url: str, expected: list[str], tries: int = 3) -> str:
 @needs_browser
 def test_the_experiment_page_leads_to_the_sweeps_parent_and_trials(tmp_path, shared_mlflow_server):
     config = sweep_config(tmp_path, shared_mlflow_server.uri)
-    arms = [{"variant": keys.BASELINE, "config_id": "baseline"}, {"variant": keys.METHOD, "config_id": "m0"}]
+    arms = [Arm(keys.BASELINE, "baseline"), Arm(keys.METHOD, "m0")]
     with sweep_run(config, None, resume=False) as parent:
         for index, arm in enumerate(arms):
             with trial_run(parent.ref, f"trial_{index}", arm, config) as ref:

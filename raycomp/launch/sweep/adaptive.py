@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from ray import tune
 
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig, SweepConfig
-from raycomp.launch.sweep.ledger import arm_key, next_folder, relabeled, result_arm
+from raycomp.config.arm import Arm
+from raycomp.launch.sweep.ledger import next_folder, relabeled, result_arm
 from raycomp.results.configs import SweepVerdicts
 from raycomp.results.verdicts import RESOLVED
 
-Fit = Callable[[list[dict[str, Any]], tuple[str, str]], tuple[tune.ResultGrid, bool]]  # grid, interrupted
+Fit = Callable[[list[Arm], tuple[str, str]], tuple[tune.ResultGrid, bool]]  # grid, interrupted
 
 
 def judge(config: ExperimentConfig, grids: list[tune.ResultGrid]) -> SweepVerdicts:
@@ -55,7 +55,7 @@ def open_configs(verdicts: SweepVerdicts, max_repeats: int) -> dict[str, int]:
     return wanted
 
 
-def next_arms(config: ExperimentConfig, wanted: dict[str, int], trained: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def next_arms(config: ExperimentConfig, wanted: dict[str, int], trained: list[Arm]) -> list[Arm]:
     """The arms of the next round: each wanted configuration at its next seed, and the references (baseline,
     control, frontier budgets) at every such seed they lack; in the sweep's shuffled order of each seed."""
     from raycomp.launch.sweep.space import sweep_arms
@@ -64,12 +64,12 @@ def next_arms(config: ExperimentConfig, wanted: dict[str, int], trained: list[di
     seeds = set(wanted.values())
     deepest = max(seeds) + 1
     longer = config.model_copy(update={"sweep": sweep.model_copy(update={"repeats": deepest})})
-    have = {arm_key(arm) for arm in trained}
+    have = {arm.key() for arm in trained}
     arms = []
     for arm in relabeled(sweep_arms(longer), trained):
-        if arm_key(arm) in have or arm["repeat"] not in seeds:
+        if arm.key() in have or arm.repeat not in seeds:
             continue
-        if arm["variant"] == keys.METHOD and wanted.get(arm["config_id"]) != arm["repeat"]:
+        if arm.variant == keys.METHOD and wanted.get(arm.config_id) != arm.repeat:
             continue
         arms.append(arm)
     return arms

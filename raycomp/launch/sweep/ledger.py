@@ -4,7 +4,7 @@ A sweep is its arms (``space.sweep_arms``). Tune keeps them in one experiment fo
 killed outright leaves Tune's saved state behind its trials, and Tune refuses to add arms to a finished
 experiment. So a sweep may span several Tune experiments: the first in ``storage_path/name`` and each
 later one, holding only arms no earlier one had (``--extend``'s, or any a killed driver lost), in
-``storage_path/name/more-<k>``. An arm is identified by what it trains (``arm_key``), not by Tune's
+``storage_path/name/more-<k>``. An arm is identified by what it trains (``Arm.key``), not by Tune's
 trial id or by its position in the sweep, so its configuration keeps its ``config_id`` when a grid grows.
 """
 
@@ -20,23 +20,12 @@ import pyarrow.fs
 from ray import tune
 
 from raycomp.base.keys import METHOD
+from raycomp.config.arm import Arm
 
 CONFIG_DIGEST = "training_config"  # the key under which each trial's Tune config holds its training config's digest
 
 MORE = "more-"
 _STATE_PREFIX = "experiment_state"
-
-
-def arm_key(arm: dict[str, Any], *, with_repeat: bool = True) -> str:
-    """What an arm trains: variant, budget, the values it sets (and its repeat, i.e. its seed)."""
-    identity = {
-        "variant": arm.get("variant"),
-        "budget": arm.get("budget"),
-        "overrides": {path: value for path, value in (arm.get("overrides") or {}).items() if value is not None},
-    }
-    if with_repeat:
-        identity["repeat"] = arm.get("repeat")
-    return json.dumps(identity, sort_keys=True, default=str)
 
 
 def experiment_folders(run_dir: str) -> list[str]:
@@ -68,36 +57,34 @@ def next_folder(run_dir: str) -> tuple[str, str]:
     return run_dir, f"{MORE}{len(experiment_folders(run_dir))}"
 
 
-def result_arm(result: tune.Result) -> dict[str, Any] | None:
+def result_arm(result: tune.Result) -> Arm | None:
     """A trial's arm: from its config, or from its folder's ``params.json`` (a trial that failed first)."""
-    arm = (result.config or {}).get("arm")
-    if arm is not None:
-        return arm
-    return _folder_arm(*_filesystem(result.path))
+    arm = (result.config or {}).get("arm") or _folder_params(*_filesystem(result.path)).get("arm")
+    return Arm.from_tune(arm) if isinstance(arm, dict) else None
 
 
-def relabeled(arms: list[dict[str, Any]], previous: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def relabeled(arms: list[Arm], previous: Iterable[Arm]) -> list[Arm]:
     """``arms`` with each configuration the sweep trained before under its old ``config_id``, and each
     new one under an id no old configuration has: a grown grid shifts the positions ids come from."""
-    known = {arm_key(arm, with_repeat=False): arm["config_id"] for arm in previous}
+    known = {arm.key(with_repeat=False): arm.config_id for arm in previous}
     used = set(known.values())
     assigned: dict[str, str] = {}
     numbers = iter(range(1, 1_000_000))
     out = []
     for arm in arms:
-        key = arm_key(arm, with_repeat=False)
+        key = arm.key(with_repeat=False)
         config_id = known.get(key) or assigned.get(key)
         if config_id is None:
-            config_id = arm["config_id"]
+            config_id = arm.config_id
             while config_id in used:
                 config_id = f"{METHOD}-{next(numbers)}"
             used.add(config_id)
             assigned[key] = config_id
-        out.append({**arm, "config_id": config_id})
+        out.append(arm.replace(config_id=config_id))
     return out
 
 
-def lost_trial_folder(run_dir: str, arm: dict[str, Any], trial_id: str, digest: str | None) -> str | None:
+def lost_trial_folder(run_dir: str, arm: Arm, trial_id: str, digest: str | None) -> str | None:
     """The folder of another trial of ``arm`` trained with the same training config (``digest``, which every
     trial's ``params.json`` records) in the sweep's experiment folders (the newest, if several).
 
@@ -105,7 +92,7 @@ def lost_trial_folder(run_dir: str, arm: dict[str, Any], trial_id: str, digest: 
     can lose a trial that had started after its last saved state. Its folder (``params.json``, checkpoints,
     ``history.jsonl``) stays, and the new trial continues from it instead of training the arm again.
     """
-    key = arm_key(arm)
+    key = arm.key()
     found: list[tuple[float, str]] = []
     for experiment in experiment_folders(run_dir):
         fs, path = _filesystem(experiment)
@@ -116,22 +103,17 @@ def lost_trial_folder(run_dir: str, arm: dict[str, Any], trial_id: str, digest: 
             other = params.get("arm")
             if digest is None or params.get(CONFIG_DIGEST) != digest or not isinstance(other, dict):
                 continue  # another config's trial (or one from before the digest): never adopted
-            if arm_key(other) == key and other.get("config_id") == arm.get("config_id"):
+            if Arm.from_tune(other).key() == key and other.get("config_id") == arm.config_id:
                 found.append(
                     (info.mtime.timestamp() if info.mtime else 0.0, f"{experiment.rstrip('/')}/{info.base_name}")
                 )
     return max(found)[1] if found else None
 
 
-def missing_arms(arms: list[dict[str, Any]], trained: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def missing_arms(arms: list[Arm], trained: Iterable[Arm]) -> list[Arm]:
     """The arms no trial of the sweep has trained (or is training)."""
-    have = {arm_key(arm) for arm in trained}
-    return [arm for arm in arms if arm_key(arm) not in have]
-
-
-def _folder_arm(fs: pyarrow.fs.FileSystem, folder: str) -> dict[str, Any] | None:
-    """The arm in a trial folder's ``params.json`` (Tune writes it when the trial starts), else None."""
-    return _folder_params(fs, folder).get("arm")
+    have = {arm.key() for arm in trained}
+    return [arm for arm in arms if arm.key() not in have]
 
 
 def _folder_params(fs: pyarrow.fs.FileSystem, folder: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from ray import tune
 from raycomp.base import keys
 from raycomp.base.errors import one_line
 from raycomp.base.layout import TRIAL_HISTORY, is_uri
-from raycomp.launch.sweep.ledger import arm_key, result_arm
+from raycomp.launch.sweep.ledger import result_arm
 from raycomp.results.summary import TrialRecord
 
 
@@ -28,8 +28,8 @@ def trial_records(grids: tune.ResultGrid | Iterable[tune.ResultGrid]) -> list[Tr
     records: dict[str, TrialRecord] = {}
     for result in (result for grid in grids for result in grid):
         record = _record(result)
-        arm = result_arm(result) or {"trial_id": record.trial_id}
-        key = f"{arm.get('config_id')} {arm_key(arm)}"
+        arm = result_arm(result)
+        key = f"{arm.config_id} {arm.key()}" if arm is not None else record.trial_id
         if key not in records or records[key].status != keys.TERMINATED:
             records[key] = record
     return sorted(records.values(), key=lambda record: record.variant != keys.BASELINE)
@@ -37,23 +37,25 @@ def trial_records(grids: tune.ResultGrid | Iterable[tune.ResultGrid]) -> list[Tr
 
 def _record(result: tune.Result) -> TrialRecord:
     history = trial_history(result)
-    arm = result_arm(result) or {"variant": (history[-1] if history else {}).get("variant", "?")}
+    arm = result_arm(result)
     trial_id = (result.metrics or {}).get("trial_id") or os.path.basename(result.path)
     status = _status(result, history)
     error = _error_line(result.error) if result.error else None
-    overrides = {path: value for path, value in arm.get("overrides", {}).items() if value is not None}
     traces = (result.metrics or {}).get(keys.TRACES)  # the last result's: whole-run totals
+    if arm is None:  # no config and no params.json: what its results say
+        variant = (history[-1] if history else {}).get("variant", "?")
+        return TrialRecord(trial_id, variant, {}, status, history, error, traces=traces)
     return TrialRecord(
         trial_id,
-        arm["variant"],
-        overrides,
+        arm.variant,
+        arm.applied,
         status,
         history,
         error,
         traces=traces,
-        config_id=arm.get("config_id"),
-        repeat=arm.get("repeat"),
-        budget=arm.get("budget"),
+        config_id=arm.config_id,
+        repeat=arm.repeat,
+        budget=arm.budget,
     )
 
 

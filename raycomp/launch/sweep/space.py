@@ -17,6 +17,7 @@ from ray.tune.search import Searcher
 from raycomp.base.errors import ConfigError
 from raycomp.base.keys import BASELINE, CONTROL, FRONTIER, METHOD
 from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig, trial_config
+from raycomp.config.arm import Arm
 from raycomp.config.sweep import swept_algorithm
 from raycomp.launch.run_folder import training_config_digest
 from raycomp.launch.sweep.ledger import CONFIG_DIGEST
@@ -33,7 +34,7 @@ def tune_domain(domain: SearchDomain) -> Any:
     return samplers[domain.kind](domain.values)
 
 
-def sweep_arms(config: ExperimentConfig) -> list[dict[str, Any]]:
+def sweep_arms(config: ExperimentConfig) -> list[Arm]:
     """The arms Tune grids over: every configuration at every repeat's seed, interleaved in time.
 
     The configurations: the baseline, its ``control`` twin, its ``frontier`` budgets, and every grid
@@ -44,19 +45,16 @@ def sweep_arms(config: ExperimentConfig) -> list[dict[str, Any]]:
     """
     sweep = config.sweep or SweepConfig()
     blank = dict.fromkeys(sweep.space)  # non-method arms: the same table columns as every other arm
-    configs: list[dict[str, Any]] = []
+    configs: list[Arm] = []
     if sweep.baseline:
-        configs.append({"variant": BASELINE, "config_id": BASELINE, "overrides": blank})
+        configs.append(Arm(BASELINE, BASELINE, blank))
         if sweep.control:
-            configs.append({"variant": CONTROL, "config_id": CONTROL, "overrides": blank})
-        for budget in sweep.frontier_budgets:
-            configs.append(
-                {"variant": FRONTIER, "config_id": f"{FRONTIER}-{budget:g}", "overrides": blank, "budget": budget}
-            )
+            configs.append(Arm(CONTROL, CONTROL, blank))
+        configs += [Arm(FRONTIER, f"{FRONTIER}-{budget:g}", blank, budget=budget) for budget in sweep.frontier_budgets]
     configs += _method_configs(sweep, config.seed)
     arms = []
     for repeat in range(sweep.repeats):
-        block = [{**arm, "repeat": repeat} for arm in configs]
+        block = [arm.replace(repeat=repeat) for arm in configs]
         if sweep.repeats > 1:
             random.Random(config.seed * 7919 + repeat).shuffle(block)
         arms += block
@@ -72,14 +70,13 @@ def check_arms(config: ExperimentConfig) -> None:
     """
     problems = []
     for arm in sweep_arms(config):
-        if arm["repeat"] != 0:
+        if arm.repeat != 0:
             continue  # another seed of a configuration already built
         try:
             trial_config(config, arm)
         except ConfigError as error:
-            drawn = {path: value for path, value in arm["overrides"].items() if value is not None}
-            values = ", ".join(f"{path}={_shown(value)}" for path, value in drawn.items())
-            problems += [f"sweep configuration {arm['config_id']} ({values}): {problem}" for problem in error.problems]
+            values = ", ".join(f"{path}={_shown(value)}" for path, value in arm.applied.items())
+            problems += [f"sweep configuration {arm.config_id} ({values}): {problem}" for problem in error.problems]
     if problems:
         raise ConfigError(problems)
 
@@ -88,7 +85,7 @@ def _shown(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def _method_configs(sweep: SweepConfig, seed: int) -> list[dict[str, Any]]:
+def _method_configs(sweep: SweepConfig, seed: int) -> list[Arm]:
     """Every grid combination ``num_samples`` times, the other domains drawn once per configuration.
 
     Each configuration's draws are seeded by the experiment's seed, its grid values and its sample index,
@@ -96,7 +93,7 @@ def _method_configs(sweep: SweepConfig, seed: int) -> list[dict[str, Any]]:
     """
     grids = {path: domain.values for path, domain in sweep.space.items() if domain.kind == "grid"}
     samplers = {path: tune_domain(domain) for path, domain in sweep.space.items() if domain.kind != "grid"}
-    configs = []
+    configs: list[Arm] = []
     for combination in itertools.product(*grids.values()):
         for sample in range(sweep.num_samples):
             rng = np.random.RandomState(_draw_seed(seed, combination, sample))
@@ -104,9 +101,9 @@ def _method_configs(sweep: SweepConfig, seed: int) -> list[dict[str, Any]]:
             overrides = {path: {**dict(zip(grids, combination, strict=True)), **drawn}[path] for path in sweep.space}
             dropped, _ = sweep.left_out(overrides)  # space.algorithms: the arguments of those it does not run
             overrides = {path: None if swept_algorithm(path) in dropped else v for path, v in overrides.items()}
-            if dropped and any(config["overrides"] == overrides for config in configs):
+            if dropped and any(config.overrides == overrides for config in configs):
                 continue  # already listed: its values differed only for algorithms it does not run
-            configs.append({"variant": METHOD, "config_id": f"{METHOD}-{len(configs) + 1}", "overrides": overrides})
+            configs.append(Arm(METHOD, f"{METHOD}-{len(configs) + 1}", overrides))
     return configs
 
 
@@ -120,9 +117,9 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def baseline_arm(sweep: SweepConfig) -> dict[str, Any]:
+def baseline_arm(sweep: SweepConfig) -> Arm:
     """The baseline arm a searcher suggests first (search_alg: optuna; one seed, no frontier or control)."""
-    return {"variant": BASELINE, "config_id": BASELINE, "overrides": dict.fromkeys(sweep.space), "repeat": 0}
+    return Arm(BASELINE, BASELINE, dict.fromkeys(sweep.space))
 
 
 class BaselineFirst(Searcher):
@@ -164,7 +161,7 @@ class BaselineFirst(Searcher):
 
 
 def search_space(
-    config: ExperimentConfig, max_concurrent: int = 0, arms: list[dict[str, Any]] | None = None
+    config: ExperimentConfig, max_concurrent: int = 0, arms: list[Arm] | None = None
 ) -> tuple[dict[str, Any], Any, int]:
     """Tune's ``param_space``, search algorithm and ``num_samples`` for the sweep.
 
@@ -179,7 +176,7 @@ def search_space(
         from ray.tune.search import BasicVariantGenerator
 
         searcher = BasicVariantGenerator(random_state=config.seed, max_concurrent=max_concurrent)
-        grid = tune.grid_search(sweep_arms(config) if arms is None else arms)
+        grid = tune.grid_search([arm.as_tune() for arm in (sweep_arms(config) if arms is None else arms)])
         return {"arm": grid, CONFIG_DIGEST: training_config_digest(config)}, searcher, 1
     from ray.tune.search.optuna import OptunaSearch
 
@@ -189,7 +186,7 @@ def search_space(
     searcher: Searcher = OptunaSearch(seed=config.seed)
     if not sweep.baseline:
         return space, searcher, sweep.num_samples
-    return space, BaselineFirst(searcher, baseline_arm(sweep)), sweep.num_samples + 1
+    return space, BaselineFirst(searcher, baseline_arm(sweep).as_tune()), sweep.num_samples + 1
 
 
 def _trial_id(spec: Any) -> str:

@@ -13,6 +13,7 @@ from raycomp.base import keys
 from raycomp.base.errors import CheckpointError
 from raycomp.base.layout import TRIAL_HISTORY
 from raycomp.config import ExperimentConfig, trial_config
+from raycomp.config.arm import Arm
 from raycomp.launch.cluster import torch_trainer
 from raycomp.launch.sinks import TuneSink
 from raycomp.launch.spec import TrialSpec
@@ -30,14 +31,14 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
     validated twice). With a ``parent`` run the trial logs to its own child run, which ``trial_run``
     ends FINISHED, KILLED (stopped by the scheduler) or FAILED.
     """
-    arm = param["arm"]
+    arm = Arm.from_tune(param["arm"])
     config = trial_config(sweep, arm)
     metric, mode = sweep.objective
     trial_id = tune.get_context().get_trial_id()
     folder = local_trial_folder()
     lost = lost_trial(sweep, arm, trial_id, folder, param.get(CONFIG_DIGEST))
     with trial_run(parent, trial_id, arm, config, lost_trial_id=lost.name if lost else None) as run:
-        fixed: dict[str, Any] = {"variant": arm["variant"]}
+        fixed: dict[str, Any] = {"variant": arm.variant}
         if parent is not None and run is None:  # its run could not be opened (said once): counted, untracked
             fixed[keys.TRACKING_FAILURES] = 1
         history = folder / TRIAL_HISTORY if folder is not None else None
@@ -58,7 +59,7 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
 
 
 def lost_trial(
-    sweep: ExperimentConfig, arm: dict[str, Any], trial_id: str, folder: Path | None, digest: str | None
+    sweep: ExperimentConfig, arm: Arm, trial_id: str, folder: Path | None, digest: str | None
 ) -> Path | None:
     """The folder of the trial of this arm and training config (``digest``) that a driver killed outright lost
     (``ledger.lost_trial_folder``),
