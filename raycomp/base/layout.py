@@ -77,21 +77,14 @@ class RunLayout:
         return f"{kind}:{self.storage}/{self.name}"
 
     @property
-    def default_tracking_uri(self) -> str:
-        """The SQLite store beside the run folder; for remote storage, ``mlflow.db`` in the working directory."""
-        if is_uri(self.storage):
-            return f"sqlite:///{os.path.abspath(MLFLOW_DB)}"
-        return f"sqlite:///{Path(self.storage) / MLFLOW_DB}"
+    def default_store_file(self) -> Path:
+        """Where the default SQLite store lives: beside the run folder; for remote storage, in the working
+        directory (``tracking.store`` decides when it is used)."""
+        return Path(os.path.abspath(MLFLOW_DB)) if is_uri(self.storage) else Path(self.storage) / MLFLOW_DB
 
     @property
     def default_artifact_location(self) -> str:
         return (Path(self.storage) / MLFLOW_ARTIFACTS).as_uri()
-
-
-def default_tracking_uri_near(sweep_folder: Path | None) -> str | None:
-    """The default SQLite store a sweep written to ``sweep_folder`` (else ``runs/``) used, if it exists."""
-    database = (sweep_folder.parent if sweep_folder is not None else Path("runs")) / MLFLOW_DB
-    return f"sqlite:///{database.absolute()}" if database.is_file() else None
 
 
 def sqlite_path(uri: str) -> Path | None:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from raycomp.base.errors import NotFound, RaycompError, TrackingUnavailable, one_line
-from raycomp.base.layout import MLFLOW_DB, default_tracking_uri_near, sqlite_path
+from raycomp.base.layout import MLFLOW_DB, sqlite_path
 from raycomp.cli.common import exit_code_of
 from raycomp.report.sweep import Sweep, read_sweep
 from raycomp.report.text import shown_path, shown_uri
@@ -98,8 +98,10 @@ def resolve(reference: str, tracking_uri: str | None, use_mlflow: bool = True) -
 
 
 def default_uri(folder: Path | None = None) -> str | None:
-    """``MLFLOW_TRACKING_URI``, else the SQLite store a sweep with default tracking writes beside its folder."""
-    return os.environ.get("MLFLOW_TRACKING_URI") or default_tracking_uri_near(folder)
+    """The store the sweep at ``folder`` used by default (``tracking.store.tracking_uri_near``)."""
+    from raycomp.tracking.store import tracking_uri_near  # imports MLflow: only when a store is read
+
+    return tracking_uri_near(folder)
 
 
 def _with_parent(sweep: Sweep, tracking_uri: str | None) -> Sweep:

@@ -18,21 +18,18 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from raycomp.base import keys
 from raycomp.base.errors import EXIT_INTERRUPTED, one_line
 from raycomp.base.redaction import redacted
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
-from raycomp.config import ExperimentConfig, SweepConfig
+from raycomp.config import ExperimentConfig
 from raycomp.launch.run_folder import nothing_to_resume, run_guarded
 from raycomp.launch.signals import interrupts_deferred
-from raycomp.results.configs import CONFIG_COLUMNS
 from raycomp.tracking.ref import RunRef, redacted_uri
 
 if TYPE_CHECKING:
-    from raycomp.results.configs import SweepVerdicts
-    from raycomp.results.summary import TrialSummary
+    pass
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -92,11 +89,10 @@ def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
 def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | None) -> int:
     """Runs (or resumes) the sweep, then writes its results and report; returns the CLI's exit code."""
     from raycomp.launch.cluster import init_ray
-    from raycomp.launch.sweep.outcome import trial_records
+    from raycomp.launch.sweep.finish import report_sweep_results, track_sweep_results, write_sweep_results
     from raycomp.launch.sweep.runner import run_sweep
-    from raycomp.results.configs import format_verdicts, summarize_configs
-    from raycomp.results.results_files import write_results
-    from raycomp.results.summary import format_table, summarize
+    from raycomp.results.configs import best_line, format_verdicts
+    from raycomp.results.summary import format_table
 
     init_ray(args.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
     outcome = run_sweep(config, parent, resume=args.resume, extend=args.extend)
@@ -105,40 +101,27 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
         print(resume_hint(args))
         return EXIT_INTERRUPTED
 
-    metric, mode = config.objective
+    metric, _ = config.objective
     with interrupts_deferred() as interrupted:  # the results are written whole, or the sweep was not done
-        summaries = summarize(trial_records(outcome.grids), metric, mode)
-        sweep_section = config.sweep or SweepConfig()
-        looks = (sweep_section.repeats, sweep_section.max_repeats or sweep_section.repeats)
-        judging = (sweep_section.accuracy_tolerance, sweep_section.confidence, sweep_section.equivalence, looks)
-        verdicts = summarize_configs(summaries, mode, *judging, sweep_section.timing)
-        folder = config.layout.local_dir  # tables stay on the driver when storage is a URI
-        paths = write_results(folder, summaries, metric, mode, verdicts)
-        print(format_table(summaries, metric))
+        results = write_sweep_results(config, outcome.grids)
+        print(format_table(results.summaries, metric))
         print()
-        print(format_verdicts(verdicts, metric))
-        print(_best_line(verdicts))
-        if verdicts.warning():
-            print(f"warning: {verdicts.warning()}")
-        print("results: " + ", ".join(_shown(path) for path in paths))
+        print(format_verdicts(results.verdicts, metric))
+        print(best_line(results.verdicts))
+        if results.verdicts.warning():
+            print(f"warning: {results.verdicts.warning()}")
+        print("results: " + ", ".join(_shown(path) for path in results.paths))
         if parent is not None:
-            from raycomp.tracking import finish_open_trial_runs, log_files, log_verdicts
-
-            finish_open_trial_runs(parent, [s.trial_id for s in summaries if s.status == keys.TERMINATED], config)
-            log_files(parent, paths)
-            log_verdicts(parent, *verdict_records(verdicts, summaries))
+            track_sweep_results(parent, results, config)
     if interrupted:
-        print(f"interrupted: the results were written; the report was not (python -m raycomp.report {folder})")
+        print(f"interrupted: the results were written; the report was not (python -m raycomp.report {results.folder})")
         return EXIT_INTERRUPTED
     if not args.no_report:
         try:  # the results are written already: a report that fails to render must not cost them
-            from raycomp.report.write import write_sweep_report
-
-            paths = write_sweep_report(summaries, verdicts, config.name, metric, mode, folder, parent)
-            print(f"report: {_shown(paths[-1])}")
+            print(f"report: {_shown(report_sweep_results(results, config, parent))}")
         except Exception as error:
-            print(f"report: not written ({one_line(error)}); results are in {paths[-1]}")
-    return 0 if all(s.status != keys.ERROR for s in summaries) else 1
+            print(f"report: not written ({one_line(error)}); results are in {results.paths[-1]}")
+    return 1 if results.failed else 0
 
 
 def resume_hint(args: argparse.Namespace) -> str:
@@ -150,40 +133,6 @@ def resume_hint(args: argparse.Namespace) -> str:
         flags.append(f"--address {shlex.quote(args.address)}")
     command = " ".join(["python -m raycomp.tune", shlex.quote(args.experiment), *flags, "--resume"])
     return redacted(f"continue it with:\n  {command}")
-
-
-def _best_line(verdicts: SweepVerdicts) -> str:
-    if verdicts.best is None:
-        return "best: none (a speed-up interval needs sweep.repeats >= 2 and a baseline)"
-    config = next(c for c in verdicts.configs if c.config_id == verdicts.best)
-    verdict = config.verdict
-    return (
-        f"best (highest speed-up lower bound, not less accurate): {config.config_id} {verdict.verdict}, "
-        f"{verdict.speedup:.2f}x [{verdict.speedup_ci_low:.2f}x, {verdict.speedup_ci_high:.2f}x] {config.arguments}"
-    )
-
-
-def verdict_records(
-    verdicts: SweepVerdicts, summaries: list[TrialSummary]
-) -> tuple[tuple[list[str], list[list[Any]]], dict[str, str], dict[str, dict[str, str]]]:
-    """The verdicts as MLflow wants them: the parent's table and tags, each trial's tags by trial id."""
-    rows = [config.row() for config in verdicts.configs]
-    columns = list(CONFIG_COLUMNS)
-    table = (columns, [[row[column] for column in columns] for row in rows])
-    parent_tags = {
-        keys.CONTROL_VERDICT_TAG: str(verdicts.control),
-        keys.NOISE_FLOOR_TAG: str(verdicts.noise_floor),
-        keys.BEST_CONFIG_TAG: str(verdicts.best),
-    }
-    by_config = {row["config_id"]: row for row in rows}
-    trial_tags = {}
-    for trial in summaries:
-        row = by_config.get(trial.config_id or trial.trial_id, {})
-        tags = {keys.CONFIG_ID_TAG: str(trial.config_id), keys.VERDICT_TAG: str(row.get("verdict"))}
-        speedups = ("speedup", "speedup_ci_low", "speedup_ci_high")
-        tags |= {keys.SPEEDUP_TAG_PREFIX + key: str(row.get(key)) for key in speedups}
-        trial_tags[trial.trial_id] = tags
-    return table, parent_tags, trial_tags
 
 
 def _shown(path: Path) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raycomp.base import keys
 from raycomp.results.summary import TrialSummary
@@ -226,6 +226,31 @@ def _run(trial: TrialSummary, timing: str = "steps") -> Run:
         time_s=trial_time(trial, timing) if done else None,
         curve=curve,
         budget=trial.budget if trial.variant == keys.FRONTIER else None,
+    )
+
+
+if TYPE_CHECKING:
+    from raycomp.config import SweepConfig
+
+
+def judge_sweep(trials: Sequence[TrialSummary], mode: str, sweep: SweepConfig) -> SweepVerdicts:
+    """The verdicts of a sweep's trials, judged as its ``sweep`` section says (tolerance, confidence,
+    equivalence margin, adaptive looks, clock): the one place that reads those keys, for every look
+    of the adaptive driver and for the sweep's end alike."""
+    looks = (sweep.repeats, sweep.max_repeats or sweep.repeats)
+    judging = (sweep.accuracy_tolerance, sweep.confidence, sweep.equivalence, looks, sweep.timing)
+    return summarize_configs(trials, mode, *judging)
+
+
+def best_line(verdicts: SweepVerdicts) -> str:
+    """The line under the verdict table naming the best configuration, or why there is none."""
+    if verdicts.best is None:
+        return "best: none (a speed-up interval needs sweep.repeats >= 2 and a baseline)"
+    config = next(c for c in verdicts.configs if c.config_id == verdicts.best)
+    verdict = config.verdict
+    return (
+        f"best (highest speed-up lower bound, not less accurate): {config.config_id} {verdict.verdict}, "
+        f"{verdict.speedup:.2f}x [{verdict.speedup_ci_low:.2f}x, {verdict.speedup_ci_high:.2f}x] {config.arguments}"
     )
 
 

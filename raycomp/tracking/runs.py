@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ from raycomp.base import keys
 from raycomp.base.errors import one_line
 from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
+from raycomp.results.configs import CONFIG_COLUMNS, SweepVerdicts
+from raycomp.results.summary import TrialSummary
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.params import environment_tags, log_config, public_config
 from raycomp.tracking.ref import RunRef, redacted_uri
@@ -173,15 +175,11 @@ def log_files(ref: RunRef, paths: Iterable[str | Path], artifact_folder: str | N
     return all([client.log_artifact(path, artifact_folder) for path in paths])
 
 
-def log_verdicts(
-    parent: RunRef,
-    table: tuple[list[str], list[list[Any]]],
-    parent_tags: Mapping[str, str],
-    trial_tags: Mapping[str, Mapping[str, str]],
-) -> bool:
+def log_verdicts(parent: RunRef, verdicts: SweepVerdicts, trials: Sequence[TrialSummary]) -> bool:
     """The sweep's per-configuration verdicts: a ``configs.json`` table and tags on the parent run, and
     each trial's configuration verdict as tags on its child run (found by trial id). False if the store
     refused something (already printed); never raises."""
+    table, parent_tags, trial_tags = _verdict_records(verdicts, trials)
     client = BatchedClient(parent)
     done = client.log_table(*table, VERDICTS_TABLE) and client.set_tags(parent_tags)
     try:
@@ -194,6 +192,29 @@ def log_verdicts(
             child = RunRef(parent.tracking_uri, parent.experiment_id, children[trial_id])
             done = BatchedClient(child).set_tags(tags) and done
     return done
+
+
+def _verdict_records(
+    verdicts: SweepVerdicts, trials: Sequence[TrialSummary]
+) -> tuple[tuple[list[str], list[list[Any]]], dict[str, str], dict[str, dict[str, str]]]:
+    """The verdicts as MLflow takes them: the parent's table and tags, each trial's tags by trial id."""
+    rows = [config.row() for config in verdicts.configs]
+    columns = list(CONFIG_COLUMNS)
+    table = (columns, [[row[column] for column in columns] for row in rows])
+    parent_tags = {
+        keys.CONTROL_VERDICT_TAG: str(verdicts.control),
+        keys.NOISE_FLOOR_TAG: str(verdicts.noise_floor),
+        keys.BEST_CONFIG_TAG: str(verdicts.best),
+    }
+    by_config = {row["config_id"]: row for row in rows}
+    trial_tags = {}
+    for trial in trials:
+        row = by_config.get(trial.config_id or trial.trial_id, {})
+        tags = {keys.CONFIG_ID_TAG: str(trial.config_id), keys.VERDICT_TAG: str(row.get("verdict"))}
+        speedups = ("speedup", "speedup_ci_low", "speedup_ci_high")
+        tags |= {keys.SPEEDUP_TAG_PREFIX + key: str(row.get(key)) for key in speedups}
+        trial_tags[trial.trial_id] = tags
+    return table, parent_tags, trial_tags
 
 
 def _children(client: MlflowClient, parent: RunRef) -> dict[str, str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from mlflow import MlflowClient
 
 from raycomp.base.errors import TrackingUnavailable, one_line
-from raycomp.base.layout import is_uri, sqlite_path
+from raycomp.base.layout import MLFLOW_DB, is_uri, sqlite_path
 from raycomp.base.process_env import environment
 from raycomp.base.redaction import without_credentials
 from raycomp.config import ExperimentConfig
@@ -34,12 +34,27 @@ _REACHABILITY_ENV = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUES
 
 
 def tracking_uri(config: ExperimentConfig) -> str:
-    """The config's URI, else ``MLFLOW_TRACKING_URI``, else the SQLite store beside the run folder."""
+    """The store a command uses: the config's URI, else ``MLFLOW_TRACKING_URI``, else the SQLite store
+    beside the run folder. The one place this choice is made (``tracking_uri_near`` reads it back)."""
     if config.tracking.tracking_uri:
         return config.tracking.tracking_uri
     if os.environ.get("MLFLOW_TRACKING_URI"):
         return os.environ["MLFLOW_TRACKING_URI"]
-    return config.layout.default_tracking_uri
+    return _sqlite_uri(config.layout.default_store_file)
+
+
+def tracking_uri_near(sweep_folder: Path | None) -> str | None:
+    """The store a sweep written to ``sweep_folder`` (else to ``runs/``) used when its config named none:
+    ``MLFLOW_TRACKING_URI``, else the default SQLite store beside the folder if it exists (``python -m
+    raycomp.report`` has no config to ask)."""
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return os.environ["MLFLOW_TRACKING_URI"]
+    database = (sweep_folder.parent if sweep_folder is not None else Path("runs")) / MLFLOW_DB
+    return _sqlite_uri(database) if database.is_file() else None
+
+
+def _sqlite_uri(database: Path) -> str:
+    return f"sqlite:///{database.absolute()}"
 
 
 def experiment_name(config: ExperimentConfig) -> str:
@@ -122,6 +137,6 @@ def open_experiment(config: ExperimentConfig) -> tuple[MlflowClient, str]:
 def _artifact_location(config: ExperimentConfig, uri: str) -> str | None:
     """Beside our default SQLite file; a server or a user's URI decides for itself."""
     layout = config.layout
-    if is_uri(layout.storage) or uri != layout.default_tracking_uri:
+    if is_uri(layout.storage) or uri != _sqlite_uri(layout.default_store_file):
         return None
     return layout.default_artifact_location

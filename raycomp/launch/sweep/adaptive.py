@@ -30,15 +30,11 @@ Fit = Callable[[list[Arm], tuple[str, str]], tuple[tune.ResultGrid, bool]]  # gr
 def judge(config: ExperimentConfig, grids: list[tune.ResultGrid]) -> SweepVerdicts:
     """The sweep's verdicts so far, judged as its end will judge them."""
     from raycomp.launch.sweep.outcome import trial_records
-    from raycomp.results.configs import summarize_configs
+    from raycomp.results.configs import judge_sweep
     from raycomp.results.summary import summarize
 
-    sweep = config.sweep or SweepConfig()
     metric, mode = config.objective
-    summaries = summarize(trial_records(grids), metric, mode)
-    looks = (sweep.repeats, sweep.max_repeats or sweep.repeats)
-    judging = (sweep.accuracy_tolerance, sweep.confidence, sweep.equivalence, looks, sweep.timing)
-    return summarize_configs(summaries, mode, *judging)
+    return judge_sweep(summarize(trial_records(grids), metric, mode), mode, config.sweep or SweepConfig())
 
 
 def open_configs(verdicts: SweepVerdicts, max_repeats: int) -> dict[str, int]:
