@@ -54,7 +54,6 @@ class EvalReportCallback(Callback):
         self._window_start = 0.0
         self._window_samples = 0
         self._last_period = 0
-        self.results_sent = 0
         self.sending_s = 0.0  # time spent writing checkpoints and handing results to the sinks
 
     # Only the clocks need to survive a restart: the rest describes the current window.
@@ -163,7 +162,6 @@ class EvalReportCallback(Callback):
         for sink in self.sinks:
             sink.report(metrics, folder)
         self.sending_s += time.perf_counter() - began
-        self.results_sent += 1
 
     def _elapsed(self) -> float:
         return time.perf_counter() - self._fit_start if self._fit_start else 0.0

@@ -167,11 +167,6 @@ class KeptCheckpoints:
             return []
         return sorted(p for p in self.folder.glob("checkpoint_*") if p.is_dir())
 
-    def latest(self) -> Path | None:
-        """The newest kept checkpoint file, or None."""
-        saved = self.folders()
-        return file_in(saved[-1]) if saved else None
-
     def newest_loadable(self, check: Callable[[Path], None] = load_checkpoint) -> Path | None:
         """The newest kept checkpoint file ``check`` accepts (default: it loads), or None if none is kept.
 

@@ -362,7 +362,7 @@ def _kept_run(tmp_path, count=3):
 
 def test_m8_corrupt_newest_checkpoint_falls_back_to_the_previous_kept_one(tmp_path, capsys):
     kept = _kept_run(tmp_path)
-    newest = kept.latest()
+    newest = kept.folders()[-1] / "checkpoint.pt"
     os.truncate(newest, 1000)
     chosen = kept.newest_loadable()
     assert chosen == kept.folders()[-2] / "checkpoint.pt"
