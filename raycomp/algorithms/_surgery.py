@@ -1,4 +1,5 @@
-"""What model surgery that creates new Parameters must do to optimizers built before it."""
+"""Model surgery: algorithms that change the model's layers once, at INIT (``ModelSurgery``), and what
+surgery that creates new Parameters must do to optimizers built before it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,23 @@ from collections.abc import Iterable, Sequence
 
 import torch
 from torch import nn
+
+from raycomp.core.algorithm import Algorithm
+from raycomp.core.event import Event
+from raycomp.core.state import State
+
+
+class ModelSurgery(Algorithm):
+    """An algorithm that rebuilds layers of the model at INIT. A checkpoint of the changed model loads only
+    into the same changed model, so ``required_on_load`` is True: the loader re-applies the surgery
+    (``load_recreate_required_algorithms=True``) or refuses."""
+
+    @staticmethod
+    def required_on_load() -> bool:
+        return True
+
+    def match(self, event: Event, state: State) -> bool:
+        return event is Event.INIT
 
 
 def replace_params_in_optimizers(

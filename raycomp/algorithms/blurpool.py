@@ -31,9 +31,9 @@ import torch
 from pydantic import Field
 from torch import nn
 
+from raycomp.algorithms._surgery import ModelSurgery
 from raycomp.algorithms.arguments import checked_arguments
 from raycomp.algorithms.blurpool_layers import BlurConv2d, BlurMaxPool2d
-from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
@@ -95,7 +95,7 @@ def _replace_children(
             setattr(module, name, replacement)
 
 
-class BlurPool(Algorithm):
+class BlurPool(ModelSurgery):
     """Applies ``apply_blurpool`` to the model on INIT; ``required_on_load``, as it is model surgery."""
 
     @checked_arguments
@@ -110,13 +110,6 @@ class BlurPool(Algorithm):
             warnings.warn("BlurPool with replace_convs=False and replace_maxpools=False changes nothing", stacklevel=2)
         self.replace_convs, self.replace_maxpools = replace_convs, replace_maxpools
         self.blur_first, self.min_channels = blur_first, min_channels
-
-    @staticmethod
-    def required_on_load() -> bool:
-        return True
-
-    def match(self, event: Event, state: State) -> bool:
-        return event is Event.INIT
 
     def apply(self, event: Event, state: State, logger: Logger) -> None:
         apply_blurpool(

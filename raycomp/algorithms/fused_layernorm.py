@@ -25,8 +25,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from raycomp.algorithms._surgery import ModelSurgery
 from raycomp.algorithms.arguments import checked_arguments
-from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
@@ -96,7 +96,7 @@ def _fused(layer_norm: nn.LayerNorm, use_apex: bool) -> nn.Module:
     return fused
 
 
-class FusedLayerNorm(Algorithm):
+class FusedLayerNorm(ModelSurgery):
     """Applies ``apply_fused_layernorm`` on INIT, after every other algorithm; ``required_on_load``.
 
     Logs ``fused_layernorm/num_replaced`` and whether apex was used (``fused_layernorm/apex``).
@@ -107,13 +107,6 @@ class FusedLayerNorm(Algorithm):
     @checked_arguments
     def __init__(self, backend: Backend = "auto") -> None:
         self.backend = backend
-
-    @staticmethod
-    def required_on_load() -> bool:
-        return True
-
-    def match(self, event: Event, state: State) -> bool:
-        return event is Event.INIT
 
     def apply(self, event: Event, state: State, logger: Logger) -> None:
         use_apex = self.backend == "apex" or (self.backend == "auto" and apex_available())

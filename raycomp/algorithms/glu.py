@@ -25,9 +25,8 @@ import torch
 from pydantic import Field
 from torch import nn
 
-from raycomp.algorithms._surgery import replace_params_in_optimizers
+from raycomp.algorithms._surgery import ModelSurgery, replace_params_in_optimizers
 from raycomp.algorithms.arguments import checked_arguments
-from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
@@ -112,7 +111,7 @@ def apply_gated_linear_units(
     return changed
 
 
-class GatedLinearUnits(Algorithm):
+class GatedLinearUnits(ModelSurgery):
     """Applies ``apply_gated_linear_units`` on INIT; ``required_on_load``, as it is model surgery.
 
     Logs ``gated_linear_units/num_replaced`` (the MLPs gated).
@@ -128,13 +127,6 @@ class GatedLinearUnits(Algorithm):
         self.activation = activation
         self.width_ratio = width_ratio
         self.multiple_of = multiple_of
-
-    @staticmethod
-    def required_on_load() -> bool:
-        return True
-
-    def match(self, event: Event, state: State) -> bool:
-        return event is Event.INIT
 
     def apply(self, event: Event, state: State, logger: Logger) -> None:
         changed = apply_gated_linear_units(
