@@ -178,6 +178,46 @@ class ScoringMode:
                 module.training = training
 
 
+class ScoringLayout:
+    """Channels-last inputs for the selection pass on the CPU, where PyTorch's convolution, BatchNorm and
+    max-pool kernels run faster on them (the cnn's scoring forward at scale_factor 0.5, batch 128, one
+    thread: 6 ms against 16 ms; ResNet-20 18 against 25 ms).
+
+    Every op sees the same logical tensor, so the losses are the same up to float rounding; only a
+    ``.view`` of an activation that is no longer contiguous can fail. The first selection pass of each
+    model therefore tries it and, on a ``RuntimeError``, puts the BatchNorm statistics back and scores in
+    the model's own layout from then on. The training step is left in the loader's layout (that is the
+    ChannelsLast algorithm's business); on a GPU nothing changes (not measured there).
+    """
+
+    def __init__(self) -> None:
+        self.channels_last: bool | None = None  # None: not tried yet on this model
+
+    def forward(
+        self,
+        score: Callable[[Any], torch.Tensor],
+        input: torch.Tensor,
+        target: torch.Tensor,
+        batchnorms: list[_BatchNorm],
+    ) -> torch.Tensor:
+        if self.channels_last is False or input.dim() != 4 or input.device.type != "cpu":
+            return score((input, target))
+        nhwc = input.contiguous(memory_format=torch.channels_last)
+        if self.channels_last:
+            return score((nhwc, target))
+        saved = [[buffer.clone() for buffer in layer.buffers(recurse=False)] for layer in batchnorms]
+        try:
+            outputs = score((nhwc, target))
+        except RuntimeError:
+            for layer, buffers in zip(batchnorms, saved, strict=True):
+                for buffer, before in zip(layer.buffers(recurse=False), buffers, strict=True):
+                    buffer.copy_(before)
+            self.channels_last = False
+            return score((input, target))
+        self.channels_last = True
+        return outputs
+
+
 def freeze_running_stats(layers: list[_BatchNorm], frozen: bool) -> None:
     """Train-mode BatchNorm layers normalise with batch statistics and, while frozen, do not update
     their running ones (``track_running_stats=False`` is how torch's forward reads it)."""
@@ -218,6 +258,7 @@ class SelectiveBackprop(Algorithm):
         self._loss_fn: Callable[..., torch.Tensor] | None = None
         self._frozen: list[_BatchNorm] = []  # BatchNorm layers frozen for this batch's training step
         self._scoring_mode = ScoringMode()
+        self._layout = ScoringLayout()
         self._score: Callable[[Any], torch.Tensor] | None = None  # the model's forward, compiled with the Trainer
         self.last_num_kept = 0
         self.last_num_samples = 0
@@ -248,6 +289,7 @@ class SelectiveBackprop(Algorithm):
         if event is Event.INIT:
             self._loss_fn = state.model.loss
             self._score = None
+            self._layout = ScoringLayout()
             return
         if event is Event.AFTER_TRAIN_BATCH:
             freeze_running_stats(self._frozen, False)
@@ -264,7 +306,12 @@ class SelectiveBackprop(Algorithm):
 
         score = self._scoring_forward(state)
         with self._scoring_mode(model), autocast(state.precision, state.device):
-            kept = _select(input, target, lambda x: score((x, target)), loss, self.keep, self.scale_factor)
+            batchnorms = self._scoring_mode.batchnorms
+
+            def forward(x: torch.Tensor) -> torch.Tensor:
+                return self._layout.forward(score, x, target, batchnorms)
+
+            kept = _select(input, target, forward, loss, self.keep, self.scale_factor)
         state.batch = type(state.batch)(kept)
         if self.scale_factor == 1:
             self._frozen = self._scoring_mode.batchnorms
