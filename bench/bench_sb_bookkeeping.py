@@ -31,7 +31,7 @@ from raycomp.core import Callback, Event, Logger, State
 CONFIGS = {
     "default": {},
     "scale_factor=1": {"scale_factor": 1.0},
-    "keep=0.36,interrupt=0": {"keep": 0.36, "interrupt": 0, "start": 0.31},
+    "keep=0.36+interrupt=0": {"keep": 0.36, "interrupt": 0, "start": 0.31},
 }
 
 
