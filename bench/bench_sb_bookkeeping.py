@@ -10,7 +10,7 @@ Each configuration runs twice per repeat, side by side in alternating order: the
 channels-last (SB's layout on the CPU) and in the loader's layout (``ScoringLayout.channels_last`` set
 to False after INIT, the scoring before this change).
 
-    python bench/bench_sb_bookkeeping.py                 # 3 configurations x 3 repeats (about 6 minutes idle)
+    python bench/bench_sb_bookkeeping.py    # 3 configurations x 3 repeats x 2 layouts: 18 trials, ~5 min at load 6
     python bench/bench_sb_bookkeeping.py --repeats 1 --configs default
 """
 
