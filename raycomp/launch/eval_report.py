@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -176,27 +176,42 @@ class StepClock:
     cap: a transient stall (another process taking the core, a page-in, a garbage collection) is a spike
     of one step, while what a method changes (a cheaper backward, an extra forward) recurs every step and
     stays well under the cap. So the total is the steady-state step time times the number of steps,
-    measured step by step. ``cpu_s`` is this process's CPU time over the same steps: on an idle core the
-    two agree; a total well above it says the trial waited for the CPU.
+    measured step by step. ``cpu_s`` is the CPU time of the steps' work over the same steps: on an idle
+    core the two agree; a total well above it says the trial waited for the CPU.
+
+    Whose CPU time: with one torch thread (``scaling.cpus_per_worker: 1``) every step's work runs on the
+    calling thread, so ``cpu_s`` is that thread's own (``time.thread_time``) and leaves out what the trial
+    process's other threads do meanwhile: Ray's core worker (gRPC, metrics export, heartbeats), the MLflow
+    client's batching and probes. Their share varies with the driver's and the store's load, not with the
+    method, and in the process's CPU time it was noise. With more torch threads the work runs on all of
+    them, and ``cpu_s`` is the process's (``time.process_time``).
     """
 
     WINDOW = 50
     SPIKE = 3.0
 
-    def __init__(self) -> None:
+    def __init__(self, cpu_clock: Callable[[], float] | None = None) -> None:
         self.total_s = 0.0
         self.cpu_s = 0.0
         self.capped = 0  # steps counted at the cap
+        self._cpu_clock = cpu_clock
         self._recent: list[float] = []
         self._began: tuple[float, float] | None = None
 
+    @property
+    def cpu_clock(self) -> Callable[[], float]:
+        """The step work's CPU clock, chosen at the first step (after the worker set torch's threads)."""
+        if self._cpu_clock is None:
+            self._cpu_clock = time.thread_time if torch.get_num_threads() == 1 else time.process_time
+        return self._cpu_clock
+
     def start(self) -> None:
-        self._began = (time.perf_counter(), time.process_time())
+        self._began = (time.perf_counter(), self.cpu_clock())
 
     def stop(self) -> None:
         if self._began is None:
             return
-        wall, cpu = time.perf_counter() - self._began[0], time.process_time() - self._began[1]
+        wall, cpu = time.perf_counter() - self._began[0], self.cpu_clock() - self._began[1]
         self._began = None
         self.total_s += self.add(wall)
         self.cpu_s += cpu

@@ -10,13 +10,15 @@ budget happened to beat its full one no longer turns metric noise into time nois
 seed: at seed i the reference time for a budget is that seed's own measured time of it (interpolated
 between budgets), which keeps the pairing in time that cancels slow spells of the machine.
 
-**Equal accuracy means equal.** A configuration's accuracy at a seed counts by its paired difference from
-the baseline at that seed (what a seed shares, its data order and initialisation, cancels), and only by
-the part of it *beyond* ``tolerance``: the target is the fitted full-baseline accuracy plus that part.
-Within tolerance it reaches the frontier at the full baseline's budget, so its speed-up is the full
-baseline's time over its own: a configuration that is slower and not more accurate beyond
-tolerance is ``slower``. A gain larger than the tolerance is priced on the frontier (budgets above 1.0);
-more than the frontier's best reaches is *beyond*, and a configuration slower than that best is a
+**Equal accuracy means equal.** A configuration's accuracy counts by its paired differences from the
+baseline (what a seed shares, its data order and initialisation, cancels), averaged over its seeds, and
+only by the part of that mean *beyond* ``tolerance``: the target is the fitted full-baseline accuracy plus
+that part, and the budget where the frontier reaches it is every seed's reference (per seed, accuracy
+noise became time noise through the frontier's slope). Within tolerance it reaches the frontier at the
+full baseline's budget, so its speed-up is the full baseline's time over its own, seed by seed: a
+configuration that is slower and not more accurate beyond tolerance is ``slower``. A mean gain larger
+than the tolerance is priced on the frontier (budgets above 1.0); more than the frontier's best reaches
+is *beyond*, and a configuration slower than that best is a
 ``trade-off`` ("more accurate, X× the baseline's time"). Worse than the frontier's cheapest budget is
 *below*: its reference is an upper bound, so ``faster`` is not claimed there.
 
@@ -142,8 +144,8 @@ class Verdict:
     accuracy_delta: float | None  # mean of paired differences, config - baseline
     accuracy_delta_ci_low: float | None
     accuracy_delta_ci_high: float | None
-    beyond_frontier: int  # paired seeds more accurate than the frontier's best beyond tolerance (a lower bound)
-    below_frontier: int  # paired seeds less accurate than every budget (speed-up an upper bound)
+    beyond_frontier: int  # paired seeds priced beyond the frontier's best (0 or n: the mean gain decides)
+    below_frontier: int  # paired seeds priced below every budget (speed-up an upper bound; 0 or n)
     note: str = ""  # why the verdict is what it is, when it is not plain
     time_ratio: float | None = None  # geometric mean of time / the full baseline's time at the seed
     confidence: float | None = None  # the level the intervals were computed at (one look's, when sequential)
@@ -227,6 +229,19 @@ def _time_at(budget_times: Mapping[float, float], budget: float) -> float:
     return float(np.interp(budget, budgets, [budget_times[b] for b in budgets]))
 
 
+def _reference(frontier: Frontier, mean_gain: float, tolerance: float) -> Reach:
+    """Where the configuration's accuracy reaches the frontier: from its *mean* paired gain over the seeds.
+
+    Equal within tolerance is the full baseline's own budget (the fitted curve may be flat up to it: a
+    shorter budget that matched the full one would otherwise price an identical arm at that budget); only
+    the part of the gain beyond tolerance moves the reference along the frontier. One budget for every
+    seed: read seed by seed, each seed's accuracy noise (a few tenths of a point on 1,000 test images)
+    became time noise through the frontier's slope (0.4 point was 12 % of the baseline's time between
+    budgets 0.75 and 1.0), and it, not the timing, kept configurations near 1.0x open at 8 seeds."""
+    excess = mean_gain - min(max(mean_gain, -tolerance), tolerance)
+    return Reach(1.0, "within") if excess == 0 else frontier.reach(frontier.score_at(1.0) + excess)
+
+
 def verdict_for(
     config_runs: Iterable[Run],
     baseline_runs: Iterable[Run],
@@ -257,26 +272,23 @@ def verdict_for(
         points.append((budget, sign * run.accuracy))
     frontier = Frontier.fit(points)
 
-    seeds, log_speedups, log_to_full, log_ratios, deltas = [], [], [], [], []
-    beyond = below = 0
-    for seed in sorted(config):
-        run, base = config[seed], baseline.get(seed)
-        if not (_usable(run) and base is not None and frontier is not None):
-            continue
-        gain = sign * (run.accuracy - base.accuracy)  # paired: what the seed shares cancels
-        gain -= min(max(gain, -tolerance), tolerance)  # equal within tolerance; only the rest counts
-        # equal: at the full baseline's own time (the fitted curve may be flat up to it: a shorter budget
-        # that matched the full one at some seeds would otherwise price an identical arm at that budget)
-        reach = Reach(1.0, "within") if gain == 0 else frontier.reach(frontier.score_at(1.0) + gain)
-        seeds.append(seed)
-        beyond += reach.position == "beyond"
-        below += reach.position == "below"
-        log_speedups.append(math.log(_time_at(budget_times[seed], reach.budget) / run.time_s))
+    paired = [
+        (seed, config[seed], baseline[seed])
+        for seed in sorted(config)
+        if _usable(config[seed]) and seed in baseline and frontier is not None
+    ]
+    seeds = [seed for seed, _, _ in paired]
+    deltas = [run.accuracy - base.accuracy for _, run, base in paired]  # paired: what the seed shares cancels
+    reach = _reference(frontier, sign * statistics.fmean(deltas), tolerance) if paired else None
+    log_speedups, log_to_full, log_ratios = [], [], []
+    for seed, run, base in paired:
+        log_speedups.append(math.log(_time_at(budget_times[seed], reach.budget) / run.time_s))  # type: ignore[union-attr]
         log_ratios.append(math.log(run.time_s / base.time_s))
-        deltas.append(run.accuracy - base.accuracy)
         reached = _first_reaching(run, base.accuracy, sign)
         if reached is not None and reached > 0:
             log_to_full.append(math.log(base.time_s / reached))
+    beyond = len(paired) if reach and reach.position == "beyond" else 0
+    below = len(paired) if reach and reach.position == "below" else 0
 
     own = [r for r in config.values() if _usable(r)]
     speed, accuracy = t_interval(log_speedups, confidence), t_interval(deltas, confidence)
@@ -327,17 +339,17 @@ def _decide(
         return EQUIVALENT, f"speed-up within ±{equivalence:.0%}, accuracy within tolerance"
     if speed[1] > _ROUNDING:
         if below:
-            return NO_EVIDENCE, f"{below} of {n} seeds below the frontier: the speed-up is an upper bound"
+            return NO_EVIDENCE, "below the frontier (less accurate than every budget): the speed-up is an upper bound"
         return FASTER, ""
     if speed[2] < -_ROUNDING:
         if 2 * beyond > n:
             ratio = f"{time_ratio:.2f}× the baseline's time" if time_ratio else "slower"
-            return TRADE_OFF, f"more accurate than every budget at {beyond} of {n} seeds, {ratio}"
+            return TRADE_OFF, f"more accurate than every budget, {ratio}"
         if not beyond:
             return SLOWER, ""
-        return NO_EVIDENCE, f"{beyond} of {n} seeds beyond the frontier: the speed-up is a lower bound"
+        return NO_EVIDENCE, "beyond the frontier (more accurate than every budget): the speed-up is a lower bound"
     if beyond:
-        return NO_EVIDENCE, f"{beyond} of {n} seeds beyond the frontier: the speed-up is a lower bound"
+        return NO_EVIDENCE, "beyond the frontier (more accurate than every budget): the speed-up is a lower bound"
     return NO_EVIDENCE, ""
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
+import torch
 
 from raycomp.launch.eval_report import StepClock
 
@@ -31,3 +33,31 @@ def test_a_step_is_timed_from_before_the_dataloader_to_the_batch_end():
     time.sleep(0.02)
     clock.stop()
     assert 0.02 <= clock.total_s < 0.5 and 0 <= clock.cpu_s < clock.total_s
+
+
+def test_with_one_torch_thread_the_cpu_time_is_the_stepping_threads_own():
+    """Another thread of the trial process (Ray's core worker, the MLflow client) burning CPU during a step
+    is not the step's work: with one torch thread the clock is the calling thread's."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        clock = StepClock()
+        done = threading.Event()
+
+        def burn() -> None:
+            while not done.is_set():
+                sum(range(1000))
+
+        neighbour = threading.Thread(target=burn)
+        clock.start()
+        neighbour.start()
+        time.sleep(0.3)
+        done.set()
+        neighbour.join()
+        clock.stop()
+        assert clock.cpu_clock is time.thread_time
+        assert clock.cpu_s < 0.05 < clock.total_s
+        torch.set_num_threads(2)
+        assert StepClock().cpu_clock is time.process_time  # intra-op threads do the work: the whole process
+    finally:
+        torch.set_num_threads(threads)

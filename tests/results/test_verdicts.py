@@ -127,6 +127,22 @@ def test_a_slower_config_a_few_tenths_more_accurate_is_slower_not_no_evidence():
     assert verdict.speedup == pytest.approx(1 / 1.7)
 
 
+def test_accuracy_noise_of_single_seeds_does_not_become_time_noise():
+    """As in the default sweep (method-3, issue 23): 8 % slower at every seed, accuracy within tolerance on
+    average but 0.9 point under the baseline at one seed. Priced seed by seed, that seed's reference fell
+    down the frontier's slope (0.4 point past tolerance = 4 % of the budget here), and the interval opened
+    around 1.0; priced at the mean, the speed-ups carry only the timing's 0.5 % noise."""
+    baseline = [Run(i, 0.95, 100.0 + i) for i in range(5)]
+    frontier = [Run(i, 0.85, 0.5 * (100.0 + i), budget=0.5) for i in range(5)]
+    deltas = (-0.009, 0.001, -0.004, 0.002, -0.006)
+    config = [Run(i, 0.95 + d, 1.08 * (100.0 + i) * (1 + 0.005 * (-1) ** i)) for i, d in enumerate(deltas)]
+    verdict = verdict_for(config, baseline, frontier)
+    assert abs(verdict.accuracy_delta) <= 0.005
+    assert verdict.verdict == SLOWER and verdict.beyond_frontier == verdict.below_frontier == 0
+    assert verdict.speedup_ci_low == pytest.approx(1 / 1.08, rel=0.02)
+    assert verdict.speedup_ci_high < 1
+
+
 def test_a_gain_beyond_tolerance_is_priced_on_budgets_above_one():
     """Budget 1.5 reaches 0.98: 0.975 (0.97 after the tolerance) costs 1.25 of the baseline's budget."""
     longer = [*SHORT_BUDGETS, *(Run(seed, 0.98, 1.5 * b.time_s, budget=1.5) for seed, b in enumerate(BASELINE))]
@@ -141,7 +157,7 @@ def test_a_config_more_accurate_than_every_budget_and_slower_is_a_trade_off():
     verdict = verdict_for(config, BASELINE, longer)
     assert verdict.verdict == TRADE_OFF and verdict.beyond_frontier == 3
     assert verdict.time_ratio == pytest.approx(2.0)
-    assert verdict.note == "more accurate than every budget at 3 of 3 seeds, 2.00× the baseline's time"
+    assert verdict.note == "more accurate than every budget, 2.00× the baseline's time"
 
 
 def test_an_arm_identical_to_the_baseline_over_enough_seeds_is_equivalent():
@@ -279,7 +295,7 @@ def test_slower_is_a_trade_off_beyond_the_frontier_and_faster_not_claimed_below_
     assert fast_but_worse.speedup_ci_low > 1
     assert fast_but_worse.verdict in (FASTER, NO_EVIDENCE)
     below = verdict_for(runs((0.80, 10.0), (0.85, 11.0), (0.90, 9.0)), BASELINE, SHORT_BUDGETS, tolerance=0.03)
-    assert below.speedup_ci_low > 1 and below.below_frontier == 2
+    assert below.speedup_ci_low > 1 and below.below_frontier == 3  # the mean (0.85) is below every budget
     assert below.verdict == NO_EVIDENCE and "below" in below.note
 
 
