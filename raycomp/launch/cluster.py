@@ -31,8 +31,12 @@ RAY_ENV = {
     "TUNE_FUNCTION_THREAD_TIMEOUT_S": "30",
 }
 # Only for a private local Ray: Train's PreemptionWatcher actor (one per run, about 1.6 CPU-s here) polls for
-# a cloud node's preemption notice, which a single machine never gets.
-LOCAL_RAY_ENV = {"RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0"}
+# a cloud node's preemption notice, which a single machine never gets. And workers at the driver's priority:
+# Ray starts them at nice 15, so on a machine shared with other work at nice 0 (tests, a build) a trial gets
+# a few percent of a core whenever anything else wants it, and is preempted over and over: its wall time
+# balloons and every return to the core starts from cold caches, which inflates even the CPU time verdicts
+# compare (docs/benchmarks.md, issue 23). Ray's own job manager starts its drivers at 0 the same way.
+LOCAL_RAY_ENV = {"RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0", "RAY_worker_niceness": "0"}
 TRIAL_SLOT = "trial_slot"  # custom resource a Tune trial's driver holds instead of a CPU its workers need
 LOOPBACK = "127.0.0.1"
 

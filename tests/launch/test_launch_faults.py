@@ -44,6 +44,16 @@ def test_the_private_local_rays_workers_are_told_its_address_and_the_driver_is_n
     assert "RAY_ADDRESS" not in os.environ
 
 
+def test_the_private_local_rays_workers_run_at_the_drivers_priority(local_ray):
+    """Not Ray's default nice 15: a trial beside other work at nice 0 would get a few percent of a core."""
+
+    @local_ray.remote(num_cpus=0)
+    def niceness() -> int:
+        return os.nice(0)
+
+    assert local_ray.get(niceness.remote()) == os.nice(0)
+
+
 def _loopback(ip: str) -> bool:
     address = ipaddress.ip_address(ip)
     return address.is_loopback or bool(getattr(address, "ipv4_mapped", None) and address.ipv4_mapped.is_loopback)
