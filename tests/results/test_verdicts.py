@@ -47,8 +47,11 @@ def share(verdicts: list[Verdict], *names: str) -> float:
 
 
 def test_aa_sweeps_at_cv_02_and_3_seeds_give_a_false_verdict_at_most_5_percent():
+    """At most the nominal 5 %, up to 3 Monte Carlo sd: with accuracy priced at its mean and each seed's
+    reference the median of its budgets, an A/A interval is an exact t interval, no longer held back by
+    seeds off the frontier (6,000 sweeps each at generator seeds 12, 99, 5: 5.1 %, 4.5 %, 4.6 %)."""
     verdicts = simulation.simulate(np.random.default_rng(12), sweeps=1500, seeds=3, effect=1.0, cv=0.2)
-    assert share(verdicts, FASTER, SLOWER) <= 0.05
+    assert share(verdicts, FASTER, SLOWER) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 1500)
 
 
 def test_aa_with_identical_accuracies_is_calibrated_at_the_nominal_level():
@@ -141,6 +144,21 @@ def test_accuracy_noise_of_single_seeds_does_not_become_time_noise():
     assert verdict.verdict == SLOWER and verdict.beyond_frontier == verdict.below_frontier == 0
     assert verdict.speedup_ci_low == pytest.approx(1 / 1.08, rel=0.02)
     assert verdict.speedup_ci_high < 1
+
+
+def test_each_seeds_reference_is_the_median_of_its_budgets_not_the_one_baseline_trial():
+    """The default sweep (issue 23): the baseline ran beside the same lighter arm at every seed, 5 % below its
+    own budgets and its control. Against that one trial the identical control was `slower`; against the
+    median of the seed's budgets (each per unit of budget) it is not."""
+    rng = np.random.default_rng(3)
+    noise = lambda: math.exp(0.01 * rng.standard_normal())  # noqa: E731
+    baseline = [Run(i, 0.95, 95.0 * noise()) for i in range(6)]
+    frontier = [Run(i, 0.90 + b / 20, b * 100.0 * noise(), budget=b) for i in range(6) for b in (0.5, 0.75, 1.5)]
+    control = [Run(i, 0.95, 100.0 * noise()) for i in range(6)]
+    assert verdict_for(control, baseline, []).verdict == SLOWER  # the baseline alone as the reference
+    verdict = verdict_for(control, baseline, frontier)
+    assert verdict.verdict in (NO_EVIDENCE, EQUIVALENT)
+    assert verdict.speedup_ci_low < 1 < verdict.speedup_ci_high
 
 
 def test_a_gain_beyond_tolerance_is_priced_on_budgets_above_one():
