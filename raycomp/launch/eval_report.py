@@ -182,19 +182,20 @@ class StepClock:
     Whose CPU time: with one torch thread (``scaling.cpus_per_worker: 1``) every step's work runs on the
     calling thread, so ``cpu_s`` is that thread's own (``time.thread_time``) and leaves out what the trial
     process's other threads do meanwhile: Ray's core worker (gRPC, metrics export, heartbeats), the MLflow
-    client's batching and probes. Their share varies with the driver's and the store's load, not with the
-    method, and in the process's CPU time it was noise. With more torch threads the work runs on all of
-    them, and ``cpu_s`` is the process's (``time.process_time``).
+    client's batching and probes: their share follows the driver's and the store's load, not the method
+    (small in the default sweep: the two clocks' noise floors differed by under a point, docs/benchmarks.md). With
+    more torch threads the work runs on all of them, and under DDP gloo's threads do the gradients'
+    all-reduce: then ``cpu_s`` is the process's (``time.process_time``).
     """
 
     WINDOW = 50
     SPIKE = 3.0
 
-    def __init__(self, cpu_clock: Callable[[], float] | None = None) -> None:
+    def __init__(self) -> None:
         self.total_s = 0.0
         self.cpu_s = 0.0
         self.capped = 0  # steps counted at the cap
-        self._cpu_clock = cpu_clock
+        self._cpu_clock: Callable[[], float] | None = None
         self._recent: list[float] = []
         self._began: tuple[float, float] | None = None
 
@@ -202,7 +203,8 @@ class StepClock:
     def cpu_clock(self) -> Callable[[], float]:
         """The step work's CPU clock, chosen at the first step (after the worker set torch's threads)."""
         if self._cpu_clock is None:
-            self._cpu_clock = time.thread_time if torch.get_num_threads() == 1 else time.process_time
+            alone = torch.get_num_threads() == 1 and not (dist.is_available() and dist.is_initialized())
+            self._cpu_clock = time.thread_time if alone else time.process_time
         return self._cpu_clock
 
     def start(self) -> None:
