@@ -96,9 +96,9 @@ def _speedup(verdict: Verdict) -> str:
     if interval:
         text += f"<small>{interval}</small>"
     if verdict.beyond_frontier:
-        text += f"<small>{verdict.beyond_frontier}/{verdict.n} seeds beyond the frontier (a lower bound)</small>"
+        text += "<small>more accurate than every frontier budget: the speed-up is a lower bound</small>"
     if verdict.below_frontier:
-        text += f"<small>{verdict.below_frontier}/{verdict.n} seeds below the frontier (an upper bound)</small>"
+        text += "<small>less accurate than every frontier budget: the speed-up is an upper bound</small>"
     value = [verdict.speedup, verdict.speedup_ci_low, verdict.speedup_ci_high]
     return _cell("speedup", value, text)
 
