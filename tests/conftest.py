@@ -1,10 +1,17 @@
 import os
 
 import pytest
+import torch
 from helpers import tiny_loader, tiny_model
 from torch.utils.data import DataLoader
 
 from raycomp.models.base import ClassifierModel
+
+# One torch thread per test process, as a `cpus_per_worker: 1` trial has (raycomp/launch/worker.py sets the same
+# after any in-process run, so a later test saw 1 thread anyway). The suite runs as `-n 2` on 2 cores: with
+# torch's default of one thread per core each worker's tiny models waited on a second thread that the other
+# worker held, and a loaded machine made every op's threads wait for each other (2 to 3x the wall time).
+torch.set_num_threads(1)
 
 
 @pytest.fixture
