@@ -187,21 +187,32 @@ def test_a_fit_with_blurpool_trains_the_blurred_model(tmp_path):
     assert not torch.equal(model.module[2].conv.weight, before)
 
 
-@pytest.fixture
-def trained(tmp_path):
-    trainer = make_trainer(tmp_path, [BlurPool(min_channels=8)])
+@pytest.fixture(scope="module")
+def trained_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("trained")
+
+
+@pytest.fixture(scope="module")
+def trained(trained_folder):
+    """One fit for the module: the loading tests below only read its checkpoint and its weights."""
+    trainer = make_trainer(trained_folder, [BlurPool(min_channels=8)])
     trainer.fit()
     return trainer
 
 
-def test_loading_without_blurpool_is_refused_by_name(tmp_path, trained):
+def test_loading_without_blurpool_is_refused_by_name(trained_folder, trained):
     with pytest.raises(CheckpointError, match=r"blurpool\.BlurPool.*required_on_load"):
-        make_trainer(tmp_path, [], seed=1, load_path=tmp_path / "ckpt", save_folder=None)
+        make_trainer(trained_folder, [], seed=1, load_path=trained_folder / "ckpt", save_folder=None)
 
 
-def test_loading_without_blurpool_recreates_it_when_asked(tmp_path, trained):
+def test_loading_without_blurpool_recreates_it_when_asked(trained_folder, trained):
     loaded = make_trainer(
-        tmp_path, [], seed=1, load_path=tmp_path / "ckpt", save_folder=None, load_recreate_required_algorithms=True
+        trained_folder,
+        [],
+        seed=1,
+        load_path=trained_folder / "ckpt",
+        save_folder=None,
+        load_recreate_required_algorithms=True,
     )
     [recreated] = loaded.state.algorithms
     assert isinstance(recreated, BlurPool) and recreated.min_channels == 8
@@ -210,8 +221,10 @@ def test_loading_without_blurpool_recreates_it_when_asked(tmp_path, trained):
     assert all(torch.equal(v, expected[k]) for k, v in weights(loaded.state.model).items())
 
 
-def test_loading_with_blurpool_gives_identical_weights(tmp_path, trained):
-    loaded = make_trainer(tmp_path, [BlurPool(min_channels=8)], seed=1, load_path=tmp_path / "ckpt", save_folder=None)
+def test_loading_with_blurpool_gives_identical_weights(trained_folder, trained):
+    loaded = make_trainer(
+        trained_folder, [BlurPool(min_channels=8)], seed=1, load_path=trained_folder / "ckpt", save_folder=None
+    )
     expected = weights(trained.state.model)
     assert weights(loaded.state.model).keys() == expected.keys()
     assert all(torch.equal(v, expected[k]) for k, v in weights(loaded.state.model).items())

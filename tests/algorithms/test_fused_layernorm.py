@@ -81,21 +81,27 @@ def tiny_lm_without_norms():
 # ---- checkpoints ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def trained(tmp_path):
-    trainer = lm_trainer(tmp_path, [FusedLayerNorm(backend="torch")])
+@pytest.fixture(scope="module")
+def trained_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("trained")
+
+
+@pytest.fixture(scope="module")
+def trained(trained_folder):
+    """One fit for the module: the loading tests below only read its checkpoint and its weights."""
+    trainer = lm_trainer(trained_folder, [FusedLayerNorm(backend="torch")])
     trainer.fit()
     return trainer
 
 
-def test_loading_without_fused_layernorm_is_refused_by_name(tmp_path, trained):
+def test_loading_without_fused_layernorm_is_refused_by_name(trained_folder, trained):
     with pytest.raises(CheckpointError, match=r"fused_layernorm\.FusedLayerNorm.*required_on_load"):
-        lm_trainer(tmp_path, [], seed=1, load_path=tmp_path / "ckpt", save_folder=None)
+        lm_trainer(None, [], seed=1, load_path=trained_folder / "ckpt", save_folder=None)
 
 
-def test_loading_without_fused_layernorm_recreates_it_when_asked(tmp_path, trained):
+def test_loading_without_fused_layernorm_recreates_it_when_asked(trained_folder, trained):
     loaded = lm_trainer(
-        tmp_path, [], seed=1, load_path=tmp_path / "ckpt", save_folder=None, load_recreate_required_algorithms=True
+        None, [], seed=1, load_path=trained_folder / "ckpt", save_folder=None, load_recreate_required_algorithms=True
     )
     [recreated] = loaded.state.algorithms
     assert isinstance(recreated, FusedLayerNorm) and recreated.backend == "torch"

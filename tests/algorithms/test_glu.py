@@ -81,21 +81,27 @@ def test_warns_when_nothing_changes():
 # ---- checkpoints ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def trained(tmp_path):
-    trainer = lm_trainer(tmp_path, [GatedLinearUnits(activation="silu", multiple_of=4)])
+@pytest.fixture(scope="module")
+def trained_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("trained")
+
+
+@pytest.fixture(scope="module")
+def trained(trained_folder):
+    """One fit for the module: the loading tests below only read its checkpoint and its weights."""
+    trainer = lm_trainer(trained_folder, [GatedLinearUnits(activation="silu", multiple_of=4)])
     trainer.fit()
     return trainer
 
 
-def test_loading_without_glu_is_refused_by_name(tmp_path, trained):
+def test_loading_without_glu_is_refused_by_name(trained_folder, trained):
     with pytest.raises(CheckpointError, match=r"glu\.GatedLinearUnits.*required_on_load"):
-        lm_trainer(tmp_path, [], seed=1, load_path=tmp_path / "ckpt", save_folder=None)
+        lm_trainer(None, [], seed=1, load_path=trained_folder / "ckpt", save_folder=None)
 
 
-def test_loading_without_glu_recreates_it_when_asked(tmp_path, trained):
+def test_loading_without_glu_recreates_it_when_asked(trained_folder, trained):
     loaded = lm_trainer(
-        tmp_path, [], seed=1, load_path=tmp_path / "ckpt", save_folder=None, load_recreate_required_algorithms=True
+        None, [], seed=1, load_path=trained_folder / "ckpt", save_folder=None, load_recreate_required_algorithms=True
     )
     [recreated] = loaded.state.algorithms
     assert isinstance(recreated, GatedLinearUnits) and (recreated.activation, recreated.multiple_of) == ("silu", 4)
@@ -105,9 +111,9 @@ def test_loading_without_glu_recreates_it_when_asked(tmp_path, trained):
     torch.testing.assert_close(loaded.state.model.eval()(batch), trained.state.model.eval()(batch))
 
 
-def test_loading_with_glu_gives_identical_weights(tmp_path, trained):
+def test_loading_with_glu_gives_identical_weights(trained_folder, trained):
     algorithm = GatedLinearUnits(activation="silu", multiple_of=4)
-    loaded = lm_trainer(tmp_path, [algorithm], seed=1, load_path=tmp_path / "ckpt", save_folder=None)
+    loaded = lm_trainer(None, [algorithm], seed=1, load_path=trained_folder / "ckpt", save_folder=None)
     assert same_weights(loaded.state.model, trained.state.model)
 
 
