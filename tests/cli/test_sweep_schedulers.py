@@ -59,3 +59,18 @@ def test_h1_fifo_and_asha_sweeps_over_overlapping_ranges_run_every_trial_to_term
     assert [t["status"] for t in trials] == ["TERMINATED", "TERMINATED"], trials
     method = next(t for t in trials if t["variant"] == "method")
     assert (method[f"{SB}.start"], method[f"{SB}.end"]) == (drawn, 0.5)
+
+
+def test_actors_are_reused_only_where_no_scheduler_stops_trials_mid_run(tmp_path):
+    """Under ASHA, reusing a stopped trial's actor waits for its thread to unwind and, when it has not, fails
+    the next trial before it trains (a CI run lost a trial that way): each trial gets its own actor there."""
+    from raycomp.launch.sweep.tuner import reuses_actors
+
+    def config(scheduler, workers=0):
+        experiment = _experiment(tmp_path, "reuse", scheduler)
+        experiment["scaling"] = {"num_workers": workers}
+        return ExperimentConfig.from_dict(experiment)
+
+    assert reuses_actors(config(None)) and reuses_actors(config({"name": "fifo"}))
+    assert not reuses_actors(config({"name": "asha", "grace_period": 1, "reduction_factor": 2}))
+    assert not reuses_actors(config(None, workers=1))  # a TorchTrainer per trial: nothing to reuse

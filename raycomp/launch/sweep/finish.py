@@ -29,10 +29,11 @@ class SweepResults:
     verdicts: SweepVerdicts
     paths: list[Path]
     folder: Path
+    errored: int = 0  # trials Tune ended with an error, counted from its results (not only from the summaries)
 
     @property
     def failed(self) -> bool:
-        return any(summary.status == keys.ERROR for summary in self.summaries)
+        return self.errored > 0 or any(summary.status == keys.ERROR for summary in self.summaries)
 
 
 def write_sweep_results(config: ExperimentConfig, grids: list[tune.ResultGrid]) -> SweepResults:
@@ -42,7 +43,9 @@ def write_sweep_results(config: ExperimentConfig, grids: list[tune.ResultGrid]) 
     summaries = summarize(trial_records(grids), metric, mode)
     verdicts = judge_sweep(summaries, mode, config.sweep or SweepConfig())
     folder = config.layout.local_dir
-    return SweepResults(summaries, verdicts, write_results(folder, summaries, metric, mode, verdicts), folder)
+    paths = write_results(folder, summaries, metric, mode, verdicts)
+    errored = sum(1 for grid in grids for result in grid if result.error is not None)
+    return SweepResults(summaries, verdicts, paths, folder, errored)
 
 
 def track_sweep_results(parent: RunRef, results: SweepResults, config: ExperimentConfig) -> None:

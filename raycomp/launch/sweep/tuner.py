@@ -143,7 +143,7 @@ def build_tuner(
             search_alg=searcher,
             num_samples=num_samples,
             max_concurrent_trials=None if limited_by_searcher else max_concurrent,
-            reuse_actors=config.scaling.num_workers == 0,
+            reuse_actors=reuses_actors(config),
             trial_dirname_creator=lambda trial: trial.trial_id,
         ),
         run_config=tune.RunConfig(
@@ -155,6 +155,16 @@ def build_tuner(
             failure_config=tune.FailureConfig(max_failures=trial_retries(config)),
         ),
     )
+
+
+def reuses_actors(config: ExperimentConfig) -> bool:
+    """Local-mode trials of a FIFO sweep run one after another in the same Tune actor (no torch import per
+    trial). Not under ASHA: to reuse the actor of a trial it stopped mid-run, Tune waits
+    ``TUNE_FUNCTION_THREAD_TIMEOUT_S`` for that trial's thread to unwind and, if it has not, fails the
+    *next* trial ("Could not re-use actor"), which then never trains (seen on a loaded CI machine)."""
+    sweep = config.sweep
+    stops_trials = sweep is not None and sweep.scheduler is not None and sweep.scheduler.name != "fifo"
+    return config.scaling.num_workers == 0 and not stops_trials
 
 
 def trial_retries(config: ExperimentConfig) -> int:
