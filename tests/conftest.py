@@ -50,6 +50,7 @@ def local_ray():
 # (No xdist_group: with pytest 9, pytest-xdist 3.8's loadgroup cannot rename the items and ignores groups.)
 _OWN_RAY = {"test_job_submit.py", "test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray
 _SLOW_FIXTURES = {"local_ray", "mlflow_server", "shared_mlflow_server"}
+_LONGEST = {"test_crash_resume.py"}  # over 3 minutes alone: started first, so that nothing waits on it at the end
 
 
 def pytest_collection_modifyitems(config, items):
@@ -63,7 +64,7 @@ def pytest_collection_modifyitems(config, items):
         slow = shares_ray or owns_ray or spawns or bool(_SLOW_FIXTURES & set(item.fixturenames))
         if slow:
             item.add_marker(pytest.mark.slow)
-        cost[item.nodeid] = 0 if owns_ray else 1 if slow else 2
+        cost[item.nodeid] = -1 if item.path.name in _LONGEST else 0 if owns_ray else 1 if slow else 2
     # The costliest first (a stable sort: each module's order stays), so that under pytest-xdist the quick tests
     # fill in at the end. With `--dist worksteal` (README) a worker that runs out takes tests from the other; with
     # the default `--dist load` one worker ran the last long tests for minutes while the other idled.
