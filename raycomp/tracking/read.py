@@ -3,7 +3,7 @@
 A sweep that ended logged ``results.json`` to its parent run; that file is what the report reads. A
 sweep that never got there (killed, or still running) is rebuilt from its child runs' metric histories
 and summarized by ``raycomp.results.summary.summarize``, the same function as at a sweep's end. Traces
-travel in ``results.json``; for trials without them (an older sweep) they are read from the child
+travel in ``results.json``; for trials without them (a rebuilt sweep) they are read from the child
 runs' ``trace/<Algorithm>/<event>/{total_s,count}`` metrics, whose latest values are whole-run totals.
 """
 
