@@ -15,8 +15,9 @@ import pytest
 from reportkit import ARMS, MACHINE, VERDICTS, Arm, hand_made_records, method_card, section, trial_rows, write_hand_made
 
 from raycomp.cli.report import main
-from raycomp.report import read_sweep, write_report
+from raycomp.report.sweep import read_sweep
 from raycomp.report.text import delta_text, metric_text, seconds_text, speedup_text
+from raycomp.report.write import write_report
 from raycomp.results.summary import TraceRow
 
 WARNING = "this machine&#x27;s timing could not support verdicts in this sweep"
@@ -201,8 +202,9 @@ def test_missing_sweep_exits_2_with_one_line(tmp_path, monkeypatch, capsys):
 def test_at_the_sweeps_end_a_store_that_went_away_costs_only_the_traces(hand_made_sweep, monkeypatch):
     from helpers import free_port
 
-    from raycomp.report import write_sweep_report
-    from raycomp.results import read_results, summarize_configs
+    from raycomp.report.write import write_sweep_report
+    from raycomp.results.configs import summarize_configs
+    from raycomp.results.results_files import read_results
     from raycomp.tracking.ref import RunRef
 
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")

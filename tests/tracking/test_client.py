@@ -8,7 +8,8 @@ from pathlib import Path
 from helpers import free_port
 from mlflow import MlflowClient
 
-from raycomp.tracking import BatchedClient, RunRef
+from raycomp.tracking.client import BatchedClient
+from raycomp.tracking.ref import RunRef
 
 
 def new_run(tmp_path) -> RunRef:
