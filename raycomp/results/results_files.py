@@ -40,7 +40,6 @@ class Results:
     metric: str
     mode: str
     trials: tuple[TrialSummary, ...]
-    best_id: str | None
     # (accuracy_tolerance, confidence[, equivalence, (repeats, max_repeats) or None, sweep.timing])
     judged_with: tuple[Any, ...]
 
@@ -123,7 +122,7 @@ def parse_results(document: Any, source: str = keys.RESULTS_JSON) -> Results:
             None if repeats is None else (int(repeats), int(max_repeats)),
             str(document["timing"]),
         )
-        return Results(metric, mode, trials, (document.get("best") or {}).get("trial_id"), judged_with)
+        return Results(metric, mode, trials, judged_with)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
         what = f"no {error}" if isinstance(error, KeyError) else one_line(error, with_type=False)
         raise RaycompError(f"{source}: not a sweep's results: {what} ({_WRITTEN_BY})") from None

@@ -23,7 +23,7 @@ from raycomp.base.layout import RunLayout, is_uri
 from raycomp.base.scratch import scratch_folder
 from raycomp.config.sweep import SELECTION
 from raycomp.results.results_files import Results, parse_results
-from raycomp.results.summary import TraceRow, TrialRecord, best, summarize
+from raycomp.results.summary import TraceRow, TrialRecord, summarize
 from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
 from raycomp.tracking.artifacts import RUN_ID
 from raycomp.tracking.ref import RunRef
@@ -156,9 +156,8 @@ def _rebuild(client: Any, parent: Any) -> Results:
         records.append(TrialRecord(trial_id, variant, overrides, status, history, **arm))
     records.sort(key=lambda r: (r.variant != keys.BASELINE, r.trial_id))
     summaries = summarize(records, metric, mode)  # traces: None, read from the same runs by ``trial_runs``
-    winner = best(summaries, mode)
     judged_with = (sweep.get("accuracy_tolerance", DEFAULT_TOLERANCE), sweep.get("confidence", DEFAULT_CONFIDENCE))
-    return Results(metric, mode, tuple(summaries), winner.trial_id if winner else None, judged_with)
+    return Results(metric, mode, tuple(summaries), judged_with)
 
 
 def _number(text: str | None, kind: type) -> Any:
