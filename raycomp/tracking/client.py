@@ -48,7 +48,6 @@ class BatchedClient:
         self.client = make_client(ref.tracking_uri)
         self._points: list[Metric] = []
         self.failures = 0  # sends that failed (each is retried with the next flush)
-        self.dropped = 0  # points lost because the buffer overflowed while the store was down
         self._failing: set[str] = set()
         self._down = False  # a send failed and none has succeeded since
         self._probe_failed_at: float | None = None
@@ -71,7 +70,6 @@ class BatchedClient:
             chunk = self._points[:MAX_METRICS_PER_BATCH]
             if not self._guard("metrics", lambda chunk=chunk: self.client.log_batch(self.ref.run_id, metrics=chunk)):
                 if len(self._points) > MAX_BUFFERED:
-                    self.dropped += len(self._points) - MAX_BUFFERED
                     del self._points[: len(self._points) - MAX_BUFFERED]
                 return False
             del self._points[: len(chunk)]
