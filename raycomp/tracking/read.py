@@ -28,7 +28,6 @@ from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
 from raycomp.tracking.artifacts import RUN_ID
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.search import tag_filter
-from raycomp.tracking.store import make_client
 
 _TRACE = re.compile(r"^trace/([^/]+)/([^/]+)/(total_s|count)$")
 _STATUS = {"FINISHED": keys.TERMINATED, "KILLED": keys.STOPPED, "FAILED": keys.ERROR, "RUNNING": keys.INTERRUPTED}
@@ -43,10 +42,6 @@ class SweepRun:
     results: Results  # its results.json artifact, else rebuilt from its trial runs
     rebuilt: bool
     folder: Path | None  # the sweep's output folder, when it is on this machine
-
-
-def client_for(uri: str) -> Any:
-    return make_client(uri)
 
 
 def sweep_run_of_folder(client: Any, folder: Path) -> Any:
