@@ -108,9 +108,6 @@ class BatchedClient:
         """Uploads the file ``path`` into the run's artifact ``folder`` (its root if None)."""
         return self._guard("artifacts", lambda: self.client.log_artifact(self.ref.run_id, str(path), folder))
 
-    def log_text(self, text: str, artifact_file: str) -> bool:
-        return self._guard("artifacts", lambda: self.client.log_text(self.ref.run_id, text, artifact_file))
-
     def log_table(self, columns: list[str], rows: list[list[Any]], artifact_file: str) -> bool:
         """A table as MLflow writes one (pandas ``split`` JSON), replaced on each call, not appended to."""
         parent = str(Path(artifact_file).parent)
