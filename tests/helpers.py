@@ -52,6 +52,20 @@ def tiny_loader(n: int = 64, batch_size: int = 16, shuffle: bool = True, seed: i
     return DataLoader(dataset, batch_size=batch_size, sampler=sampler)
 
 
+class InMemoryLogger:
+    """Keeps every metric as ``{name: [(step, value), ...]}``."""
+
+    def __init__(self) -> None:
+        self.history: dict[str, list[tuple[int, float]]] = {}
+
+    def log_metrics(self, metrics: dict[str, float], step: int) -> None:
+        for name, value in metrics.items():
+            self.history.setdefault(name, []).append((step, float(value)))
+
+    def latest(self, name: str) -> float:
+        return self.history[name][-1][1]
+
+
 class EventRecorder(Callback):
     """Records every event the Engine fires, in order."""
 

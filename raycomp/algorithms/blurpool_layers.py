@@ -88,7 +88,7 @@ class BlurMaxPool2d(nn.Module):
         )
 
     @staticmethod
-    def from_maxpool2d(module: nn.MaxPool2d, module_index: int = -1) -> BlurMaxPool2d:
+    def from_maxpool2d(module: nn.MaxPool2d) -> BlurMaxPool2d:
         return BlurMaxPool2d(module.kernel_size, module.stride, module.padding, module.dilation, module.ceil_mode)
 
 
@@ -129,7 +129,7 @@ class BlurConv2d(nn.Module):
         return blur_2d(self.conv(input), stride=self.blur_stride, filter=self.blur_filter)
 
     @staticmethod
-    def from_conv2d(module: nn.Conv2d, module_index: int = -1, blur_first: bool = True) -> BlurConv2d:
+    def from_conv2d(module: nn.Conv2d, blur_first: bool = True) -> BlurConv2d:
         """Wrap ``module`` itself, so its Parameters (and optimizers holding them) stay the same objects."""
         with torch.device("meta"):  # a placeholder conv: no memory, and no draw from the RNG to initialise it
             blurconv = BlurConv2d(

@@ -27,9 +27,9 @@ def is_raycomp_command(argv: Sequence[str] | None = None) -> bool:
     return any(os.path.basename(arg) == "raycomp" for arg in argv[:2])
 
 
-def quiet_interrupts(argv: Sequence[str] | None = None) -> None:
+def quiet_interrupts() -> None:
     """In a raycomp command, an uncaught ``KeyboardInterrupt`` prints ``interrupted`` (installed once)."""
-    if not is_raycomp_command(argv) or getattr(sys.excepthook, "raycomp_quiet_interrupts", False):
+    if not is_raycomp_command() or getattr(sys.excepthook, "raycomp_quiet_interrupts", False):
         return
     previous = sys.excepthook
 

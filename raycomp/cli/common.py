@@ -50,14 +50,13 @@ def load_experiment_or_exit(path: str, overrides: list[str]) -> ExperimentConfig
         raise SystemExit(EXIT_INTERRUPTED) from None
 
 
-def exit_code_of(main: Callable[[], int], context: str = "") -> int:
+def exit_code_of(main: Callable[[], int]) -> int:
     """Runs ``main``; a ``RaycompError`` becomes one ``error:`` line and its exit code, Ctrl-C exit 130."""
     try:
         return main()
     except RaycompError as error:
         hint = next((text for kind, text in _HINTS.items() if isinstance(error, kind)), None)
-        message = f"{context}: {error}" if context else str(error)
-        print(redacted(f"error: {message}" + (f" ({hint})" if hint else "")), file=sys.stderr)
+        print(redacted(f"error: {error}" + (f" ({hint})" if hint else "")), file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)

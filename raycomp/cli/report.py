@@ -67,8 +67,9 @@ def resolve(reference: str, tracking_uri: str | None, use_mlflow: bool = True) -
     if not use_mlflow:
         raise NotFound(f"no sweep at {reference}: no such folder (and --no-mlflow)")
     from raycomp.tracking import read
+    from raycomp.tracking.store import make_client, tracking_uri_near
 
-    uri = tracking_uri or default_uri()
+    uri = tracking_uri or tracking_uri_near(None)
     if uri is None:
         raise NotFound(
             f"no sweep '{reference}': not a folder, and no MLflow store to look it up in "
@@ -78,7 +79,7 @@ def resolve(reference: str, tracking_uri: str | None, use_mlflow: bool = True) -
     if store is not None and not store.is_file():  # MLflow would create an empty store
         raise NotFound(f"no sweep '{reference}': not a folder, and no MLflow store at {redacted_uri(uri)}")
     try:
-        client = read.client_for(uri)
+        client = make_client(uri)
         parent = read.find_sweep_run(client, reference)
         if parent is None:
             raise NotFound(
@@ -97,25 +98,19 @@ def resolve(reference: str, tracking_uri: str | None, use_mlflow: bool = True) -
     return Sweep.from_results(run.results, run.name, source, run.folder).with_trial_runs(run.ref, *trials)
 
 
-def default_uri(folder: Path | None = None) -> str | None:
-    """The store the sweep at ``folder`` used by default (``tracking.store.tracking_uri_near``)."""
-    from raycomp.tracking.store import tracking_uri_near  # imports MLflow: only when a store is read
-
-    return tracking_uri_near(folder)
-
-
 def _with_parent(sweep: Sweep, tracking_uri: str | None) -> Sweep:
     """The sweep with its MLflow parent run, to log the report to, and traces from MLflow for trials without."""
     from raycomp.tracking import read
+    from raycomp.tracking.store import make_client, tracking_uri_near
 
     assert sweep.folder is not None
-    uri = tracking_uri or default_uri(sweep.folder)
+    uri = tracking_uri or tracking_uri_near(sweep.folder)
     if uri is None:
         database = sweep.folder.parent / MLFLOW_DB
         note = f"no MLflow store beside this sweep ({shown_path(database)}): tracking was off, or give --tracking-uri"
         return sweep.replace(traces_note=note)
     try:
-        client = read.client_for(uri)
+        client = make_client(uri)
         parent = read.sweep_run_of_folder(client, sweep.folder)
         if parent is None:
             where = f"{shown_path(sweep.folder)} in {shown_uri(uri)}"

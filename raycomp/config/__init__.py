@@ -7,39 +7,15 @@ terms). Ray is not imported; the algorithm registry is ``raycomp.algorithms.regi
 
 from raycomp.base.errors import ConfigError
 from raycomp.config.schema import ExperimentConfig
-from raycomp.config.sections import (
-    CheckpointConfig,
-    DataConfig,
-    EvalConfig,
-    FailureConfig,
-    ModelConfig,
-    OptimizerConfig,
-    ProfileConfig,
-    ScalingConfig,
-    ScheduleConfig,
-    TrackingConfig,
-)
 from raycomp.config.source import load_experiment
-from raycomp.config.sweep import DOMAIN_KINDS, SearchDomain, SweepConfig, TrialSchedulerConfig
+from raycomp.config.sweep import SearchDomain, SweepConfig
 from raycomp.config.trial import trial_config
 
 __all__ = [
-    "DOMAIN_KINDS",
-    "CheckpointConfig",
     "ConfigError",
-    "DataConfig",
-    "EvalConfig",
     "ExperimentConfig",
-    "FailureConfig",
-    "ModelConfig",
-    "OptimizerConfig",
-    "ProfileConfig",
-    "ScalingConfig",
-    "ScheduleConfig",
     "SearchDomain",
     "SweepConfig",
-    "TrackingConfig",
-    "TrialSchedulerConfig",
     "load_experiment",
     "trial_config",
 ]

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PlainSerializer,
@@ -52,6 +53,18 @@ def _parse_train_time(value: Any) -> Time:
 TrainTime = Annotated[Time, PlainValidator(_parse_train_time), PlainSerializer(str, return_type=str)]
 Fraction = Annotated[float, Field(gt=0, le=1)]  # (0, 1]
 ProperFraction = Annotated[float, Field(ge=0, lt=1)]  # [0, 1)
+# A user callable's arguments; ``init_args:`` left empty in YAML means none.
+InitArgs = Annotated[dict[str, Any], BeforeValidator(lambda data: {} if data is None else data)]
+
+
+def _check_user_code(section: str, config: ModelConfig | DataConfig, default_name: str) -> None:
+    """``class_path`` instead of ``name`` (the default, which ``to_dict`` writes), and a callable it names
+    that takes ``init_args``."""
+    if config.class_path is not None and config.name != default_name:
+        raise Invalid([(("name",), f"give {section}.name or {section}.class_path, not both")])
+    problems = class_path_problems(config.class_path, config.init_args, section)
+    if problems:
+        raise Invalid(problems)
 
 
 # ---- sections --------------------------------------------------------------------------------------------
@@ -70,7 +83,7 @@ class ModelConfig(Section):
 
     name: str = "cnn"
     class_path: str | None = Field(None, min_length=1)
-    init_args: dict[str, Any] = Field(default_factory=dict)
+    init_args: InitArgs = Field(default_factory=dict)
     num_classes: int = Field(10, ge=2)
     d_model: int = Field(128, ge=1)
     n_layers: int = Field(4, ge=1)
@@ -84,18 +97,9 @@ class ModelConfig(Section):
 
         return one_of(name, MODEL_NAMES, "model")
 
-    @field_validator("init_args", mode="before")
-    @classmethod
-    def _no_arguments(cls, data: Any) -> Any:
-        return {} if data is None else data  # ``init_args:`` left empty in YAML
-
     @model_validator(mode="after")
     def _user_code_imports(self) -> ModelConfig:
-        if self.class_path is not None and self.name != "cnn":  # "cnn", the default, is what to_dict writes
-            raise Invalid([(("name",), "give model.name or model.class_path, not both")])
-        problems = class_path_problems(self.class_path, self.init_args, "model")
-        if problems:
-            raise Invalid(problems)
+        _check_user_code("model", self, "cnn")
         return self
 
     @property
@@ -137,7 +141,7 @@ class DataConfig(Section):
 
     name: str = "synthetic"
     class_path: str | None = Field(None, min_length=1)
-    init_args: dict[str, Any] = Field(default_factory=dict)
+    init_args: InitArgs = Field(default_factory=dict)
     root: str | None = None
     image_size: int = Field(224, ge=8)
     train_split: str = "train"
@@ -160,11 +164,6 @@ class DataConfig(Section):
 
         return one_of(name, DATASET_NAMES, "dataset")
 
-    @field_validator("init_args", mode="before")
-    @classmethod
-    def _no_arguments(cls, data: Any) -> Any:
-        return {} if data is None else data
-
     @field_validator("root")
     @classmethod
     def _absolute_root(cls, root: str | None, info: ValidationInfo) -> str | None:
@@ -174,11 +173,7 @@ class DataConfig(Section):
 
     @model_validator(mode="after")
     def _user_code_imports(self) -> DataConfig:
-        if self.class_path is not None and self.name != "synthetic":  # the default, as to_dict writes it
-            raise Invalid([(("name",), "give data.name or data.class_path, not both")])
-        problems = class_path_problems(self.class_path, self.init_args, "data")
-        if problems:
-            raise Invalid(problems)
+        _check_user_code("data", self, "synthetic")
         return self
 
     @model_validator(mode="after")

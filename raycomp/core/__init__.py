@@ -8,7 +8,7 @@ from raycomp.core.algorithm import Algorithm
 from raycomp.core.callback import Callback
 from raycomp.core.engine import Engine
 from raycomp.core.event import Event
-from raycomp.core.logger import InMemoryLogger, Logger, LoggerDestination
+from raycomp.core.logger import Logger, LoggerDestination
 from raycomp.core.precision import Precision
 from raycomp.core.scheduled_lr import ScheduledLR, compile_composer_scheduler
 from raycomp.core.schedulers import (
@@ -38,7 +38,6 @@ __all__ = [
     "Engine",
     "Evaluator",
     "Event",
-    "InMemoryLogger",
     "LinearScheduler",
     "LinearWithWarmupScheduler",
     "Logger",

@@ -55,7 +55,7 @@ class Engine:
 
     def run_event(self, event: Event) -> list[Trace]:
         """Run ``event``: algorithms (ordered), then callbacks; returns this event's traces."""
-        traces = self._run_algorithms(event, self.state.algorithms) if self.state.algorithms else []
+        traces = self.run_algorithms(event, self.state.algorithms) if self.state.algorithms else []
         for callback in self.state.callbacks:
             try:
                 callback.run_event(event, self.state, self.logger)
@@ -65,10 +65,7 @@ class Engine:
         return traces
 
     def run_algorithms(self, event: Event, algorithms: list[Algorithm]) -> list[Trace]:
-        """Run only ``algorithms`` at ``event`` (used to replay INIT for an algorithm added on load)."""
-        return self._run_algorithms(event, algorithms)
-
-    def _run_algorithms(self, event: Event, algorithms: list[Algorithm]) -> list[Trace]:
+        """Run ``algorithms`` at ``event`` (all of the State's, or one added on load to replay its INIT)."""
         matched = [a for a in algorithms if a.match(event, self.state)]
         traces = [Trace(type(a).__name__, event) for a in algorithms if a not in matched]
         for order, algorithm in enumerate(self.order(matched, event) if matched else []):

@@ -21,17 +21,3 @@ class Logger:
     def log_metrics(self, metrics: dict[str, float], step: int) -> None:
         for destination in self.destinations:
             destination.log_metrics(metrics, step)
-
-
-class InMemoryLogger:
-    """Keeps every metric as ``{name: [(step, value), ...]}``; for tests and small runs."""
-
-    def __init__(self) -> None:
-        self.history: dict[str, list[tuple[int, float]]] = {}
-
-    def log_metrics(self, metrics: dict[str, float], step: int) -> None:
-        for name, value in metrics.items():
-            self.history.setdefault(name, []).append((step, float(value)))
-
-    def latest(self, name: str) -> float:
-        return self.history[name][-1][1]

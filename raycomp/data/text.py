@@ -68,9 +68,9 @@ def stdlib_root() -> Path:
     return Path(sysconfig.get_paths()["stdlib"])
 
 
-def stdlib_files(max_bytes: int = DEFAULT_MAX_BYTES, root: Path | None = None) -> list[tuple[str, Path]]:
+def stdlib_files(max_bytes: int = DEFAULT_MAX_BYTES) -> list[tuple[str, Path]]:
     """``(relative posix path, path)`` of the stdlib ``.py`` files taken, in path-hash order, up to ``max_bytes``."""
-    root = root or stdlib_root()
+    root = stdlib_root()
     candidates = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIPPED_DIRS and not d.startswith("."))

@@ -41,9 +41,7 @@ TRIAL_SLOT = "trial_slot"  # custom resource a Tune trial's driver holds instead
 LOOPBACK = "127.0.0.1"
 
 
-def init_ray(
-    address: str | None = None, *, num_cpus: int | None = None, num_gpus: int | None = None, dashboard: bool = True
-) -> None:
+def init_ray(address: str | None = None, *, num_cpus: int | None = None, dashboard: bool = True) -> None:
     """Joins the cluster at ``address`` (or ``RAY_ADDRESS``), else starts a private local Ray.
 
     A local Ray gets one ``trial_slot`` per CPU and its own GCS port, so a second Ray on the same host
@@ -78,7 +76,6 @@ def init_ray(
         ray.init(
             address="local",
             num_cpus=cpus,
-            num_gpus=num_gpus,
             resources={TRIAL_SLOT: cpus},
             include_dashboard=dashboard,
             dashboard_host="127.0.0.1",

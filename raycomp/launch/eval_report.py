@@ -70,9 +70,7 @@ class EvalReportCallback(Callback):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.wall_before, self.cpu_before = float(state["wall_s"]), float(state["cpu_s"])
         self._last_period = int(state["period"])
-        # a checkpoint written before steps were timed: they start from its whole wall and CPU time
-        self.step_clock.total_s = float(state.get("steps_s", state["wall_s"]))
-        self.step_clock.cpu_s = float(state.get("steps_cpu_s", state["cpu_s"]))
+        self.step_clock.total_s, self.step_clock.cpu_s = float(state["steps_s"]), float(state["steps_cpu_s"])
 
     def before_dataloader(self, state: State, logger: Logger) -> None:
         self.step_clock.start()

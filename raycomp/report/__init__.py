@@ -6,8 +6,3 @@ the Engine's trace summary, as PNG files and one self-contained HTML page (docs/
 
 Nothing here imports matplotlib or MLflow until a figure is drawn or a run is read.
 """
-
-from raycomp.report.sweep import Sweep, read_sweep
-from raycomp.report.write import write_report, write_sweep_report
-
-__all__ = ["Sweep", "read_sweep", "write_report", "write_sweep_report"]

@@ -15,7 +15,7 @@ from raycomp.results.configs import ConfigSummary, SweepVerdicts
 REFERENCES = (keys.BASELINE, keys.FRONTIER)  # the variants speed-ups are measured against: no verdict of their own
 
 
-def described(config: ConfigSummary, sep: str = ", ") -> str:
+def described(config: ConfigSummary) -> str:
     """A configuration in words: its swept arguments, or what a reference arm is."""
     if config.variant == keys.BASELINE:
         return "the baseline (full budget)"
@@ -23,7 +23,7 @@ def described(config: ConfigSummary, sep: str = ", ") -> str:
         return f"the baseline at {config.budget:.0%} of max_duration" if config.budget else "the baseline, shorter"
     if config.variant == keys.CONTROL:
         return "identical to the baseline (A/A control)"
-    return format_args(config.arguments, sep) or config.config_id
+    return format_args(config.arguments) or config.config_id
 
 
 def has_point(config: ConfigSummary) -> bool:
@@ -83,7 +83,7 @@ def has_traces(sweep: Sweep) -> bool:
     return any(t.traces is not None for t in sweep.trials)
 
 
-def format_args(overrides: dict[str, Any], sep: str = ", ") -> str:
+def format_args(overrides: dict[str, Any]) -> str:
     """``keep=0.412, interrupt=2``: each swept key by its last part, floats to 3 significant digits. Keys
     without a value (a reference arm's blank columns) are left out."""
     present = {key: value for key, value in overrides.items() if value is not None}
@@ -96,4 +96,4 @@ def format_args(overrides: dict[str, Any], sep: str = ", ") -> str:
         if isinstance(value, list):  # sweep.space.algorithms: the algorithms this configuration runs
             text = "+".join(map(str, value))
         parts.append(f"{short[key]}={text}")
-    return sep.join(parts)
+    return ", ".join(parts)

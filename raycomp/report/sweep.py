@@ -3,8 +3,8 @@
 The numbers are ``raycomp.results.summary``'s (``summarize``) and ``raycomp.results.configs``'
 (``summarize_configs``): in memory at the end of a sweep, the very objects the CLI printed; read back,
 the verdicts are computed again by that one function from the trials in ``results.json``, never read
-from a second copy. A trial's traces travel with its reports; those a trial lacks (an older
-``results.json``) may be added from its MLflow run.
+from a second copy. A trial's traces travel with its reports; those a trial lacks (a sweep rebuilt
+from its runs, a trial whose results never reached Tune) may be added from its MLflow run.
 """
 
 from __future__ import annotations

@@ -74,9 +74,10 @@ def write_sweep_report(
 
 def _with_traces_from_mlflow(sweep: Sweep, parent: RunRef) -> Sweep:
     from raycomp.tracking import read
+    from raycomp.tracking.store import make_client
 
     try:
-        return sweep.with_trial_runs(parent, *read.trial_runs(read.client_for(parent.tracking_uri), parent))
+        return sweep.with_trial_runs(parent, *read.trial_runs(make_client(parent.tracking_uri), parent))
     except Exception as error:  # the store went away: the report without those traces is still worth writing
         reason = one_line(error, with_type=False)
         return sweep.replace(

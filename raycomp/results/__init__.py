@@ -4,21 +4,3 @@
 
 Below ``tracking`` and ``report``, which read and draw these; it imports neither.
 """
-
-from raycomp.results.configs import SweepVerdicts, summarize_configs
-from raycomp.results.results_files import Results, read_results, write_results
-from raycomp.results.summary import TraceRow, TrialRecord, TrialSummary, best, format_table, summarize
-
-__all__ = [
-    "Results",
-    "SweepVerdicts",
-    "TraceRow",
-    "TrialRecord",
-    "TrialSummary",
-    "best",
-    "format_table",
-    "read_results",
-    "summarize",
-    "summarize_configs",
-    "write_results",
-]

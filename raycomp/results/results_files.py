@@ -27,7 +27,6 @@ from raycomp.results.summary import (
     column_name,
     finite,
 )
-from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE
 
 # results.json's per-trial keys besides the row's columns
 REPORT_KEYS = ("machine", "curve", "traces")
@@ -41,9 +40,8 @@ class Results:
     metric: str
     mode: str
     trials: tuple[TrialSummary, ...]
-    best_id: str | None
     # (accuracy_tolerance, confidence[, equivalence, (repeats, max_repeats) or None, sweep.timing])
-    judged_with: tuple[Any, ...] = (DEFAULT_TOLERANCE, DEFAULT_CONFIDENCE)
+    judged_with: tuple[Any, ...]
 
 
 def write_results(
@@ -51,10 +49,10 @@ def write_results(
     summaries: Sequence[TrialSummary],
     metric: str,
     mode: str,
-    verdicts: SweepVerdicts | None = None,
+    verdicts: SweepVerdicts,
 ) -> list[Path]:
-    """``results.csv`` and ``results.json`` (with the best trial and, given ``verdicts``, one row per
-    configuration under ``"configs"``), each written atomically."""
+    """``results.csv`` and ``results.json`` (with the best trial, one row per configuration under
+    ``"configs"`` and what they were judged with), each written atomically."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rows = [s.row(metric) for s in summaries]
@@ -65,7 +63,7 @@ def write_results(
     writer.writerows(rows)
     paths = [folder / keys.RESULTS_CSV, folder / keys.RESULTS_JSON]
     atomic_write_text(paths[0], buffer.getvalue())
-    document = results_document(summaries, metric, mode) | (verdicts.document() if verdicts else {})
+    document = results_document(summaries, metric, mode) | verdicts.document()
     atomic_write_text(paths[1], json.dumps(document, indent=2, default=str))
     return paths
 
@@ -116,16 +114,15 @@ def parse_results(document: Any, source: str = keys.RESULTS_JSON) -> Results:
     try:
         metric, mode = document["metric"], document["mode"]
         trials = tuple(_summary(row, metric) for row in document["trials"])
-        tolerance, confidence = document.get("accuracy_tolerance"), document.get("confidence")
-        equivalence, repeats, max_repeats = (document.get(key) for key in ("equivalence", "repeats", "max_repeats"))
-        judged_with = (  # the defaults for a file written before they were kept
-            DEFAULT_TOLERANCE if tolerance is None else float(tolerance),
-            DEFAULT_CONFIDENCE if confidence is None else float(confidence),
-            DEFAULT_EQUIVALENCE if equivalence is None else float(equivalence),
-            None if repeats is None or max_repeats is None else (int(repeats), int(max_repeats)),
-            str(document.get("timing") or "wall"),  # a file without it was judged on wall times
+        repeats, max_repeats = document["repeats"], document["max_repeats"]
+        judged_with = (
+            float(document["accuracy_tolerance"]),
+            float(document["confidence"]),
+            float(document["equivalence"]),
+            None if repeats is None else (int(repeats), int(max_repeats)),
+            str(document["timing"]),
         )
-        return Results(metric, mode, trials, (document.get("best") or {}).get("trial_id"), judged_with)
+        return Results(metric, mode, trials, judged_with)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
         what = f"no {error}" if isinstance(error, KeyError) else one_line(error, with_type=False)
         raise RaycompError(f"{source}: not a sweep's results: {what} ({_WRITTEN_BY})") from None
@@ -135,7 +132,6 @@ def _summary(row: dict[str, Any], metric: str) -> TrialSummary:
     columns = {column_name(attribute, metric): attribute for attribute in LEADING_COLUMNS + TRAILING_COLUMNS}
     overrides = {key: value for key, value in row.items() if key not in columns and key not in REPORT_KEYS}
     values = {attribute: _plain(row.get(column)) for column, attribute in columns.items()}
-    values["diverged"] = bool(values.get("diverged"))  # absent from files written before it was kept
     curve = tuple(
         (point.get(keys.STEP), point.get("wall_s"), float(point[metric]))
         for point in row.get("curve") or []

@@ -92,7 +92,7 @@ class TrialSummary:
     speedup: float | None
     error: str | None = None
     # What the report draws besides (results.json, not the CSV): the time-to-accuracy curve, the hardware
-    # the times were measured on, and the Engine's trace rows (None: not known, e.g. an older results.json).
+    # the times were measured on, and the Engine's trace rows (None: not known, e.g. a trial that never reported).
     curve: Curve = ()
     machine: str | None = None
     traces: tuple[TraceRow, ...] | None = None

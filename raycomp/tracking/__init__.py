@@ -13,14 +13,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from raycomp.tracking.ref import RunRef
-
 if TYPE_CHECKING:
-    from raycomp.tracking.artifacts import download_checkpoint, parse_run_reference
+    from raycomp.tracking.artifacts import download_checkpoint
     from raycomp.tracking.callback import MlflowCallback
-    from raycomp.tracking.client import BatchedClient
     from raycomp.tracking.runs import (
-        TrackedRun,
         close_orphaned_run,
         finish_open_trial_runs,
         log_files,
@@ -29,14 +25,11 @@ if TYPE_CHECKING:
         train_run,
         trial_run,
     )
-    from raycomp.tracking.store import make_client, open_experiment, tracking_uri
+    from raycomp.tracking.store import tracking_uri
 
 _MODULE_OF = {
     "download_checkpoint": "artifacts",
-    "parse_run_reference": "artifacts",
     "MlflowCallback": "callback",
-    "BatchedClient": "client",
-    "TrackedRun": "runs",
     "close_orphaned_run": "runs",
     "finish_open_trial_runs": "runs",
     "log_files": "runs",
@@ -44,8 +37,6 @@ _MODULE_OF = {
     "sweep_run": "runs",
     "train_run": "runs",
     "trial_run": "runs",
-    "make_client": "store",
-    "open_experiment": "store",
     "tracking_uri": "store",
 }
 
@@ -57,18 +48,12 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "BatchedClient",
     "MlflowCallback",
-    "RunRef",
-    "TrackedRun",
     "close_orphaned_run",
     "download_checkpoint",
     "finish_open_trial_runs",
     "log_files",
     "log_verdicts",
-    "make_client",
-    "open_experiment",
-    "parse_run_reference",
     "sweep_run",
     "tracking_uri",
     "train_run",

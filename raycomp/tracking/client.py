@@ -48,7 +48,6 @@ class BatchedClient:
         self.client = make_client(ref.tracking_uri)
         self._points: list[Metric] = []
         self.failures = 0  # sends that failed (each is retried with the next flush)
-        self.dropped = 0  # points lost because the buffer overflowed while the store was down
         self._failing: set[str] = set()
         self._down = False  # a send failed and none has succeeded since
         self._probe_failed_at: float | None = None
@@ -71,7 +70,6 @@ class BatchedClient:
             chunk = self._points[:MAX_METRICS_PER_BATCH]
             if not self._guard("metrics", lambda chunk=chunk: self.client.log_batch(self.ref.run_id, metrics=chunk)):
                 if len(self._points) > MAX_BUFFERED:
-                    self.dropped += len(self._points) - MAX_BUFFERED
                     del self._points[: len(self._points) - MAX_BUFFERED]
                 return False
             del self._points[: len(chunk)]
@@ -109,9 +107,6 @@ class BatchedClient:
     def log_artifact(self, path: str | Path, folder: str | None = None) -> bool:
         """Uploads the file ``path`` into the run's artifact ``folder`` (its root if None)."""
         return self._guard("artifacts", lambda: self.client.log_artifact(self.ref.run_id, str(path), folder))
-
-    def log_text(self, text: str, artifact_file: str) -> bool:
-        return self._guard("artifacts", lambda: self.client.log_text(self.ref.run_id, text, artifact_file))
 
     def log_table(self, columns: list[str], rows: list[list[Any]], artifact_file: str) -> bool:
         """A table as MLflow writes one (pandas ``split`` JSON), replaced on each call, not appended to."""

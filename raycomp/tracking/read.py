@@ -3,7 +3,7 @@
 A sweep that ended logged ``results.json`` to its parent run; that file is what the report reads. A
 sweep that never got there (killed, or still running) is rebuilt from its child runs' metric histories
 and summarized by ``raycomp.results.summary.summarize``, the same function as at a sweep's end. Traces
-travel in ``results.json``; for trials without them (an older sweep) they are read from the child
+travel in ``results.json``; for trials without them (a rebuilt sweep) they are read from the child
 runs' ``trace/<Algorithm>/<event>/{total_s,count}`` metrics, whose latest values are whole-run totals.
 """
 
@@ -23,12 +23,11 @@ from raycomp.base.layout import RunLayout, is_uri
 from raycomp.base.scratch import scratch_folder
 from raycomp.config.sweep import SELECTION
 from raycomp.results.results_files import Results, parse_results
-from raycomp.results.summary import TraceRow, TrialRecord, best, summarize
+from raycomp.results.summary import TraceRow, TrialRecord, summarize
 from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
 from raycomp.tracking.artifacts import RUN_ID
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.search import tag_filter
-from raycomp.tracking.store import make_client
 
 _TRACE = re.compile(r"^trace/([^/]+)/([^/]+)/(total_s|count)$")
 _STATUS = {"FINISHED": keys.TERMINATED, "KILLED": keys.STOPPED, "FAILED": keys.ERROR, "RUNNING": keys.INTERRUPTED}
@@ -43,10 +42,6 @@ class SweepRun:
     results: Results  # its results.json artifact, else rebuilt from its trial runs
     rebuilt: bool
     folder: Path | None  # the sweep's output folder, when it is on this machine
-
-
-def client_for(uri: str) -> Any:
-    return make_client(uri)
 
 
 def sweep_run_of_folder(client: Any, folder: Path) -> Any:
@@ -156,9 +151,8 @@ def _rebuild(client: Any, parent: Any) -> Results:
         records.append(TrialRecord(trial_id, variant, overrides, status, history, **arm))
     records.sort(key=lambda r: (r.variant != keys.BASELINE, r.trial_id))
     summaries = summarize(records, metric, mode)  # traces: None, read from the same runs by ``trial_runs``
-    winner = best(summaries, mode)
     judged_with = (sweep.get("accuracy_tolerance", DEFAULT_TOLERANCE), sweep.get("confidence", DEFAULT_CONFIDENCE))
-    return Results(metric, mode, tuple(summaries), winner.trial_id if winner else None, judged_with)
+    return Results(metric, mode, tuple(summaries), judged_with)
 
 
 def _number(text: str | None, kind: type) -> Any:

@@ -4,14 +4,14 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from helpers import leave_rank, tiny_dataset, tiny_loader, tiny_model
+from helpers import InMemoryLogger, leave_rank, tiny_dataset, tiny_loader, tiny_model
 from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler
 
 from raycomp import Event, State, Trainer
 from raycomp.algorithms import LayerFreezing
 from raycomp.config import ConfigError, load_experiment
-from raycomp.core import Engine, InMemoryLogger
+from raycomp.core import Engine
 from raycomp.functional import freeze_layers
 from raycomp.loop.checkpoint import CheckpointError
 from raycomp.models.base import ClassifierModel

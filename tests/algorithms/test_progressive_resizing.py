@@ -1,10 +1,10 @@
 import pytest
 import torch
-from helpers import tiny_model
+from helpers import InMemoryLogger, tiny_model
 
 from raycomp import Event, State
 from raycomp.algorithms import ProgressiveResizing
-from raycomp.core import Engine, InMemoryLogger
+from raycomp.core import Engine
 from raycomp.functional import resize_batch
 
 

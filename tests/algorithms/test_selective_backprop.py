@@ -2,12 +2,12 @@ import copy
 
 import pytest
 import torch
-from helpers import tiny_dataset, tiny_loader, tiny_model
+from helpers import InMemoryLogger, tiny_dataset, tiny_loader, tiny_model
 from torch import nn
 
 from raycomp import Event, State, Trainer
 from raycomp.algorithms import SelectiveBackprop
-from raycomp.core import Engine, InMemoryLogger
+from raycomp.core import Engine
 from raycomp.functional import select_using_loss, should_selective_backprop
 
 

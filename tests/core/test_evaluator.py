@@ -10,12 +10,12 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from helpers import leave_rank
+from helpers import InMemoryLogger, leave_rank
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from raycomp import Trainer
-from raycomp.core import Evaluator, InMemoryLogger
+from raycomp.core import Evaluator
 from raycomp.core.evaluator import build_metric, metric_values, named_metrics, select_metrics
 from raycomp.models.base import ClassifierModel
 

@@ -3,12 +3,12 @@ import sys
 
 import pytest
 import torch
-from helpers import EventRecorder, tiny_dataset, tiny_loader, tiny_model
+from helpers import EventRecorder, InMemoryLogger, tiny_dataset, tiny_loader, tiny_model
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from raycomp import Algorithm, Callback, Event, Trainer
-from raycomp.core import InMemoryLogger, Time
+from raycomp.core import Time
 from raycomp.models.base import ClassifierModel
 
 E = Event

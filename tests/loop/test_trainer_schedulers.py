@@ -4,10 +4,9 @@ import math
 
 import pytest
 import torch
-from helpers import tiny_loader, tiny_model
+from helpers import InMemoryLogger, tiny_loader, tiny_model
 
 from raycomp import Callback, Trainer
-from raycomp.core import InMemoryLogger
 from raycomp.core.scheduled_lr import ScheduledLR
 from raycomp.core.schedulers import CosineAnnealingScheduler, LinearScheduler, OneCycleScheduler
 

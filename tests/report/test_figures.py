@@ -10,9 +10,10 @@ import pytest
 from reportkit import hand_made_records, write_hand_made
 
 from raycomp.base.keys import CPU, WALL
-from raycomp.report import read_sweep, write_report
 from raycomp.report.pareto import pareto_figure
 from raycomp.report.plots import CONTROL_COLOR, curves_figure
+from raycomp.report.sweep import read_sweep
+from raycomp.report.write import write_report
 
 
 @pytest.fixture(scope="module")

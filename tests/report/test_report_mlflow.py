@@ -16,8 +16,10 @@ from reportkit import SB, hand_made_records, method_card, section, trial_rows
 
 from raycomp.base.keys import WALL
 from raycomp.cli.report import main, resolve
-from raycomp.report import write_report
-from raycomp.results import TraceRow, summarize, summarize_configs, write_results
+from raycomp.report.write import write_report
+from raycomp.results.configs import summarize_configs
+from raycomp.results.results_files import write_results
+from raycomp.results.summary import TraceRow, summarize
 
 STATUS = {"TERMINATED": "FINISHED", "STOPPED": "KILLED", "ERROR": "FAILED"}
 

@@ -145,8 +145,9 @@ def test_a_report_that_fails_keeps_the_results_and_the_exit_code(tmp_path, local
     import raycomp.report.write
     from raycomp.cli.report import main as report_main
     from raycomp.cli.tune import main, parse_args
-    from raycomp.report import write_sweep_report
-    from raycomp.results import read_results, summarize_configs
+    from raycomp.report.write import write_sweep_report
+    from raycomp.results.configs import summarize_configs
+    from raycomp.results.results_files import read_results
 
     def broken(*args, **kwargs):
         raise RuntimeError("no canvas\ntoday")

@@ -7,8 +7,10 @@ from __future__ import annotations
 from reportkit import method_card, section, traced_records
 
 from raycomp.cli.report import main
-from raycomp.report import write_sweep_report
-from raycomp.results import summarize, summarize_configs, write_results
+from raycomp.report.write import write_sweep_report
+from raycomp.results.configs import summarize_configs
+from raycomp.results.results_files import write_results
+from raycomp.results.summary import summarize
 
 FILES = ["time_to_accuracy.png", "pareto.png", "traces.png", "report.html"]
 

@@ -11,13 +11,15 @@ from reportkit import MACHINE, hand_made_records, traced_records, trial_by_confi
 
 from raycomp.base.errors import NotFound, RaycompError
 from raycomp.base.keys import TRACES, WALL
+from raycomp.results.configs import summarize_configs
 from raycomp.results.results_files import read_results, write_results
 from raycomp.results.summary import TraceRow, TrialRecord, summarize
 
 
 def test_results_json_carries_each_trials_curve_and_machine(tmp_path):
     records = hand_made_records()
-    csv_path, json_path = write_results(tmp_path, summarize(records), "eval/accuracy", "max")
+    summaries = summarize(records)
+    csv_path, json_path = write_results(tmp_path, summaries, "eval/accuracy", "max", summarize_configs(summaries))
     trials = {t["trial_id"]: t for t in json.loads(json_path.read_text())["trials"]}
     for record in records:
         expected = [{"step": r["step"], "wall_s": r[WALL], "eval/accuracy": r["eval/accuracy"]} for r in record.history]
@@ -45,11 +47,13 @@ def test_summaries_come_back_from_results_json_as_they_went_in_traces_included(t
     method, baseline, failed = ids["method-1", 0], ids["baseline", 0], ids["method-5", 0]
     assert summaries[method].traces == (TraceRow("SelectiveBackprop", "after_dataloader", 16, 1.0),)  # last report's
     assert summaries[baseline].traces == () and summaries[failed].traces is None  # ran none; never reported
-    write_results(tmp_path, list(summaries.values()), "eval/accuracy", "max")
+    trials = list(summaries.values())
+    write_results(tmp_path, trials, "eval/accuracy", "max", summarize_configs(trials))
     results = read_results(tmp_path)
     assert results.trials == tuple(summaries.values())
     assert (results.metric, results.mode) == ("eval/accuracy", "max")
-    assert results.best_id == ids["baseline", 1]  # the first of the most accurate single runs (seed 1's 0.81)
+    best = json.loads((tmp_path / "results.json").read_text())["best"]["trial_id"]
+    assert best == ids["baseline", 1]  # the first of the most accurate single runs (seed 1's 0.81)
     trial = next(t for t in json.loads((tmp_path / "results.json").read_text())["trials"] if t["trial_id"] == method)
     assert trial["traces"] == [
         {"algorithm": "SelectiveBackprop", "event": "after_dataloader", "count": 16, "total_s": 1.0}

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from raycomp.base.keys import WALL
+from raycomp.results.configs import summarize_configs
 from raycomp.results.results_files import write_results
 from raycomp.results.summary import TrialRecord, best, format_table, summarize
 
@@ -51,7 +52,7 @@ def test_table_and_files(tmp_path):
     summaries = summarize(TRIALS)
     table = format_table(summaries, "eval/accuracy")
     assert "1.88x" in table and "never" in table and "t3: boom" in table
-    csv_path, json_path = write_results(tmp_path, summaries, "eval/accuracy", "max")
+    csv_path, json_path = write_results(tmp_path, summaries, "eval/accuracy", "max", summarize_configs(summaries))
     rows = list(csv.DictReader(csv_path.open()))
     assert [r["trial_id"] for r in rows] == ["t0", "t1", "t2", "t3"]
     document = json.loads(json_path.read_text())

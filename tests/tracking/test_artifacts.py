@@ -9,7 +9,7 @@ from mlflow import MlflowClient
 
 from raycomp.base import keys
 from raycomp.base.errors import NotFound
-from raycomp.tracking import download_checkpoint, parse_run_reference
+from raycomp.tracking.artifacts import download_checkpoint, parse_run_reference
 
 RUN_ID = "0123456789abcdef" * 2
 

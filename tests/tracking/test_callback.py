@@ -11,7 +11,8 @@ from mlflow import MlflowClient
 from raycomp.base import keys
 from raycomp.core.event import Event
 from raycomp.core.trace import Trace, TraceSummary
-from raycomp.tracking import MlflowCallback, RunRef
+from raycomp.tracking import MlflowCallback
+from raycomp.tracking.ref import RunRef
 
 
 @pytest.fixture

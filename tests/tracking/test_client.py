@@ -8,7 +8,8 @@ from pathlib import Path
 from helpers import free_port
 from mlflow import MlflowClient
 
-from raycomp.tracking import BatchedClient, RunRef
+from raycomp.tracking.client import BatchedClient
+from raycomp.tracking.ref import RunRef
 
 
 def new_run(tmp_path) -> RunRef:
@@ -40,7 +41,7 @@ def test_a_store_that_is_down_counts_a_failure_keeps_the_points_and_never_raises
     assert not batched.flush() and not batched.flush()
     assert batched.failures == 2 and len(batched._points) == 1  # kept for the next flush
     assert not batched.log_artifact(__file__) and not batched.set_tags({"a": "b"})
-    assert not batched.log_text("x", "x.txt") and not batched.delete_artifacts("checkpoints")
+    assert not batched.delete_artifacts("checkpoints")
     err = capsys.readouterr().err
     assert err.count("MLflow metrics") == 1  # said once, not at every retry
     assert "training continues" in err and ref.tracking_uri in err
@@ -55,11 +56,12 @@ def test_a_table_is_replaced_not_appended(tmp_path):
     assert Path(path).read_text() == '{"columns": ["a", "b"], "data": [[3, 4]]}'
 
 
-def test_artifacts_text_tags_and_deletion(tmp_path):
+def test_artifacts_tags_and_deletion(tmp_path):
     ref = new_run(tmp_path)
     batched = BatchedClient(ref)
     (tmp_path / "a.txt").write_text("a")
-    assert batched.log_artifact(tmp_path / "a.txt", "folder") and batched.log_text("b", "b.txt")
+    (tmp_path / "b.txt").write_text("b")
+    assert batched.log_artifact(tmp_path / "a.txt", "folder") and batched.log_artifact(tmp_path / "b.txt")
     assert batched.set_tags({"x": "y"})
     client = MlflowClient(ref.tracking_uri)
     assert {f.path for f in client.list_artifacts(ref.run_id)} == {"folder", "b.txt"}

@@ -15,7 +15,8 @@ from raycomp.base import keys
 from raycomp.base.errors import TrackingUnavailable
 from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
-from raycomp.tracking import RunRef, close_orphaned_run, log_files, sweep_run, train_run, trial_run
+from raycomp.tracking import close_orphaned_run, log_files, sweep_run, train_run, trial_run
+from raycomp.tracking.ref import RunRef
 
 SB = "algorithms.selective_backprop"
 

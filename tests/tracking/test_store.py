@@ -8,7 +8,8 @@ from helpers import free_port
 
 from raycomp.base.errors import TrackingUnavailable
 from raycomp.config import ExperimentConfig
-from raycomp.tracking import open_experiment, tracking_uri
+from raycomp.tracking import tracking_uri
+from raycomp.tracking.store import open_experiment
 
 
 def config(tmp_path, **tracking) -> ExperimentConfig:

@@ -16,8 +16,10 @@ from mlflow import MlflowClient
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
-from raycomp.tracking import BatchedClient, RunRef, sweep_run, trial_run
+from raycomp.tracking import sweep_run, trial_run
+from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.experiment_page import mark_training_experiment, training_runs_page, training_runs_url
+from raycomp.tracking.ref import RunRef
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 needs_browser = pytest.mark.skipif(

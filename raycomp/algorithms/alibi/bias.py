@@ -30,9 +30,7 @@ def alibi_slopes(n_heads: int) -> list[float]:
     return power_of_two(lower) + alibi_slopes(2 * lower)[0::2][: n_heads - lower]
 
 
-def alibi_bias(
-    slopes: torch.Tensor, t_query: int, t_key: int, device: torch.device | None = None, dtype: torch.dtype | None = None
-) -> torch.Tensor:
+def alibi_bias(slopes: torch.Tensor, t_query: int, t_key: int, device: torch.device | None = None) -> torch.Tensor:
     """``[n_heads, t_query, t_key]``: ``-m_h * |i - j|``, queries being the last ``t_query`` of the ``t_key`` keys.
 
     Where ``j <= i`` (all a causal mask lets through) this is the paper's ``-m_h (i - j)``.

@@ -43,7 +43,7 @@ def _record(result: tune.Result) -> TrialRecord:
     error = _error_line(result.error) if result.error else None
     traces = (result.metrics or {}).get(keys.TRACES)  # the last result's: whole-run totals
     if arm is None:  # no config and no params.json: what its results say
-        variant = (history[-1] if history else {}).get("variant", "?")
+        variant = (history[-1] if history else {}).get(keys.VARIANT, "?")
         return TrialRecord(trial_id, variant, {}, status, history, error, traces=traces)
     return TrialRecord(
         trial_id,

@@ -48,18 +48,17 @@ def run_sweep(
     *,
     resume: bool = False,
     extend: bool = False,
-    callbacks: list[tune.Callback] | None = None,
 ) -> SweepOutcome:
     """Runs the sweep (or continues it) on the Ray the caller started; stops at the first Ctrl-C. With
     ``sweep.max_repeats`` it then adds seeds to the configurations still unresolved (adaptive.py)."""
     started = time.monotonic()
-    outcome = _run_arms(config, parent, resume=resume, extend=extend, callbacks=callbacks)
+    outcome = _run_arms(config, parent, resume=resume, extend=extend)
     sweep = config.sweep or SweepConfig()
     if outcome.interrupted or not sweep.adaptive or sweep.search_alg == "optuna":
         return outcome
 
     def fit(arms: list[dict], folder: tuple[str, str]) -> tuple[tune.ResultGrid, bool]:
-        return _fit(build_tuner(config, parent, callbacks, arms=arms, folder=folder))
+        return _fit(build_tuner(config, parent, arms=arms, folder=folder))
 
     grid = adapt(config, outcome.grids, fit, started=started)
     if grid is not None:  # the last round was interrupted
@@ -73,7 +72,6 @@ def _run_arms(
     *,
     resume: bool,
     extend: bool,
-    callbacks: list[tune.Callback] | None,
 ) -> SweepOutcome:
     """The sweep's own arms (its first ``repeats`` seeds): trained, or restored and completed."""
     sweep = config.sweep or SweepConfig()
@@ -81,7 +79,7 @@ def _run_arms(
     if extend and not random_search:
         raise ConfigError("--extend needs sweep.search_alg: random (a searcher samples each trial anew)")
     if not (resume or extend):
-        grid, interrupted = _fit(build_tuner(config, parent, callbacks))
+        grid, interrupted = _fit(build_tuner(config, parent))
         return SweepOutcome([grid], interrupted, unfinished(grid))
     grids: list[tune.ResultGrid] = []
     run_dir = config.layout.run_dir
@@ -99,5 +97,5 @@ def _run_arms(
         return SweepOutcome(grids)
     if arms is not None and grids:
         print(f"training {len(arms)} arm(s) the sweep has no trial of yet", flush=True)
-    grid, interrupted = _fit(build_tuner(config, parent, callbacks, arms=arms, folder=next_folder(run_dir)))
+    grid, interrupted = _fit(build_tuner(config, parent, arms=arms, folder=next_folder(run_dir)))
     return SweepOutcome([*grids, grid], interrupted, unfinished(grid))

@@ -38,7 +38,7 @@ def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | N
     folder = local_trial_folder()
     lost = lost_trial(sweep, arm, trial_id, folder, param.get(CONFIG_DIGEST))
     with trial_run(parent, trial_id, arm, config, lost_trial_id=lost.name if lost else None) as run:
-        fixed: dict[str, Any] = {"variant": arm.variant}
+        fixed: dict[str, Any] = {keys.VARIANT: arm.variant}
         if parent is not None and run is None:  # its run could not be opened (said once): counted, untracked
             fixed[keys.TRACKING_FAILURES] = 1
         history = folder / TRIAL_HISTORY if folder is not None else None
