@@ -141,7 +141,6 @@ def test_the_cli_writes_the_same_table_from_the_folder_and_from_mlflow(sweep, tm
 
 
 def test_a_report_that_fails_keeps_the_results_and_the_exit_code(tmp_path, local_ray, monkeypatch, capsys):
-    import raycomp.report
     import raycomp.report.write
     from raycomp.cli.report import main as report_main
     from raycomp.cli.tune import main, parse_args
@@ -152,8 +151,7 @@ def test_a_report_that_fails_keeps_the_results_and_the_exit_code(tmp_path, local
     def broken(*args, **kwargs):
         raise RuntimeError("no canvas\ntoday")
 
-    for module in (raycomp.report, raycomp.report.write):  # however the sweep's end imports it
-        monkeypatch.setattr(module, "write_sweep_report", broken)
+    monkeypatch.setattr(raycomp.report.write, "write_sweep_report", broken)  # the sweep's end imports it there
     experiment = tiny_experiment(tmp_path, name="untracked", max_duration="1ep", tracking={"enabled": False})
     experiment["sweep"]["space"] = {f"{SB}.keep": {"grid": [0.5]}}
     path = tmp_path / "untracked.yaml"
