@@ -44,7 +44,7 @@ class Sweep:
         folder: Path | None = None,
     ) -> Sweep:
         """The sweep read back; its verdicts judged again from its trials as the sweep's end judged them,
-        with its ``(accuracy_tolerance, confidence)``."""
+        with its tolerance, confidence, equivalence margin, looks and clock (``results.judged_with``)."""
         verdicts = summarize_configs(results.trials, results.mode, *results.judged_with)
         return cls(name, results.metric, results.mode, results.trials, verdicts, source, folder)
 

@@ -237,9 +237,14 @@ def judge_sweep(trials: Sequence[TrialSummary], mode: str, sweep: SweepConfig) -
     """The verdicts of a sweep's trials, judged as its ``sweep`` section says (tolerance, confidence,
     equivalence margin, adaptive looks, clock): the one place that reads those keys, for every look
     of the adaptive driver and for the sweep's end alike."""
+    return summarize_configs(trials, mode, *judging(sweep))
+
+
+def judging(sweep: SweepConfig) -> tuple[float, float, float, tuple[int, int], str]:
+    """(tolerance, confidence, equivalence, looks, timing) as ``summarize_configs`` takes them after ``mode``:
+    a sweep read back from MLflow is judged with the same keys as when it ran."""
     looks = (sweep.repeats, sweep.max_repeats or sweep.repeats)
-    judging = (sweep.accuracy_tolerance, sweep.confidence, sweep.equivalence, looks, sweep.timing)
-    return summarize_configs(trials, mode, *judging)
+    return sweep.accuracy_tolerance, sweep.confidence, sweep.equivalence, looks, sweep.timing
 
 
 def best_line(verdicts: SweepVerdicts) -> str:

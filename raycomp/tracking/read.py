@@ -16,15 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from raycomp.base import keys
-from raycomp.base.errors import NotFound
+from raycomp.base.errors import NotFound, RaycompError
 from raycomp.base.layout import RunLayout, is_uri
 from raycomp.base.scratch import scratch_folder
-from raycomp.config.sweep import SELECTION
+from raycomp.config.sweep import SELECTION, SweepConfig
+from raycomp.results.configs import judging
 from raycomp.results.results_files import Results, parse_results
 from raycomp.results.summary import TraceRow, TrialRecord, summarize
-from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE
 from raycomp.tracking.artifacts import RUN_ID
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.search import tag_filter
@@ -151,8 +152,16 @@ def _rebuild(client: Any, parent: Any) -> Results:
         records.append(TrialRecord(trial_id, variant, overrides, status, history, **arm))
     records.sort(key=lambda r: (r.variant != keys.BASELINE, r.trial_id))
     summaries = summarize(records, metric, mode)  # traces: None, read from the same runs by ``trial_runs``
-    judged_with = (sweep.get("accuracy_tolerance", DEFAULT_TOLERANCE), sweep.get("confidence", DEFAULT_CONFIDENCE))
-    return Results(metric, mode, tuple(summaries), judged_with)
+    return Results(metric, mode, tuple(summaries), judging(_sweep_config(sweep, parent.info.run_id)))
+
+
+def _sweep_config(sweep: dict[str, Any], run_id: str) -> SweepConfig:
+    """The sweep section the parent run logged, validated: its judging keys (clock, looks, margins) decide
+    the verdicts, so one that does not read is an error, not the defaults' different answer."""
+    try:
+        return SweepConfig.model_validate(sweep)
+    except ValidationError as error:
+        raise RaycompError(f"MLflow run {run_id}: config.yaml's sweep section does not validate: {error}") from None
 
 
 def _number(text: str | None, kind: type) -> Any:

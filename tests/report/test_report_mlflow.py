@@ -24,14 +24,14 @@ from raycomp.results.summary import TraceRow, summarize
 STATUS = {"TERMINATED": "FINISHED", "STOPPED": "KILLED", "ERROR": "FAILED"}
 
 
-def make_store(folder: Path, with_results: bool, repeats: int = 3) -> tuple[str, str]:
+def make_store(folder: Path, with_results: bool, repeats: int = 3, **judging: object) -> tuple[str, str]:
     """A sweep as raycomp tracks one: a parent run, a child per hand-made trial; returns (uri, parent id)."""
     uri = f"sqlite:///{folder / 'mlflow.db'}"
     client = MlflowClient(uri)
     experiment = client.create_experiment("made", artifact_location=(folder / "artifacts").as_uri())
     parent = client.create_run(experiment, tags={"raycomp.kind": "sweep"}, run_name="made").info.run_id
     space = {f"{SB}.keep": {"choice": [0.25, 0.5, 0.75, 0.9]}, "seed": {"grid": [0, 1, 2]}}
-    config = {"name": "made", "sweep": {"space": space, "metric": "eval/accuracy", "mode": "max"}}
+    config = {"name": "made", "sweep": {"space": space, "metric": "eval/accuracy", "mode": "max", **judging}}
     client.log_text(parent, yaml.safe_dump(config), "config.yaml")
     records = hand_made_records(repeats)
     for record in records:
@@ -112,6 +112,16 @@ def test_without_results_json_the_sweep_is_rebuilt_and_summarized_the_same_way(s
         assert trial.traces == ((TraceRow("SelectiveBackprop", "after_dataloader", 4, 0.25),) if logged else ())
     paths = write_report(sweep, Path(uri[10:]).parent / "out")  # each trial its own configuration: no repeats
     assert "From MLflow run" in paths[-1].read_text()
+
+
+def test_a_rebuilt_sweep_is_judged_with_its_own_clock_looks_and_margins(tmp_path):
+    """Judged with the defaults instead, an adaptive sweep on CPU time would be read on another clock and at
+    a single look's level: other verdicts than the sweep printed, and more liberal ones."""
+    judging = {"timing": "cpu", "max_repeats": 8, "equivalence": 0.1, "confidence": 0.9, "accuracy_tolerance": 0.01}
+    uri, parent = make_store(tmp_path, with_results=False, repeats=1, **judging)
+    verdicts = resolve(parent, uri).verdicts
+    judged = (verdicts.tolerance, verdicts.confidence, verdicts.equivalence, verdicts.looks, verdicts.timing)
+    assert judged == (0.01, 0.9, 0.1, (1, 8), "cpu")
 
 
 def test_an_mlflow_store_that_does_not_answer_exits_3(capsys):
