@@ -171,11 +171,17 @@ def _number(text: str | None, kind: type) -> Any:
         return None
 
 
+_CLOCKS = (keys.WALL, keys.CPU, keys.STEPS, keys.STEPS_CPU)  # every time a sweep may be judged on (sweep.timing)
+
+
 def _history(client: Any, run_id: str, metric: str) -> list[dict[str, Any]]:
-    """One report per step that has the metric, with the training wall time logged at that step."""
+    """One report per step that has the metric, with the training times logged at that step."""
     values = {m.step: m.value for m in client.get_metric_history(run_id, metric)}
-    walls = {m.step: m.value for m in client.get_metric_history(run_id, keys.WALL)}
-    return [{keys.STEP: step, metric: values[step], keys.WALL: walls.get(step)} for step in sorted(values)]
+    clocks = {key: {m.step: m.value for m in client.get_metric_history(run_id, key)} for key in _CLOCKS}
+    return [
+        {keys.STEP: step, metric: values[step], **{key: series.get(step) for key, series in clocks.items()}}
+        for step in sorted(values)
+    ]
 
 
 def _config(client: Any, parent: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 from reportkit import SB, hand_made_records, method_card, section, trial_rows
 
-from raycomp.base.keys import WALL
+from raycomp.base.keys import CPU, WALL
 from raycomp.cli.report import main, resolve
 from raycomp.report.write import write_report
 from raycomp.results.configs import summarize_configs
@@ -41,7 +41,7 @@ def make_store(folder: Path, with_results: bool, repeats: int = 3, **judging: ob
         now = int(time.time() * 1000)
         metrics = []
         for report in record.history:
-            metrics += [Metric(key, report[key], now, report["step"]) for key in ("eval/accuracy", WALL)]
+            metrics += [Metric(key, report[key], now, report["step"]) for key in ("eval/accuracy", WALL, CPU)]
         if record.variant == "method" and record.history:
             last = record.history[-1]["step"]
             prefix = "trace/SelectiveBackprop/after_dataloader"
@@ -107,6 +107,7 @@ def test_without_results_json_the_sweep_is_rebuilt_and_summarized_the_same_way(s
         summary = expected[trial.trial_id]
         assert trial.status == summary.status and trial.overrides == summary.overrides
         assert trial.final_metric == summary.final_metric and trial.wall_s == summary.wall_s
+        assert trial.cpu_s == summary.cpu_s  # every clock a sweep may be judged on comes back
         assert trial.speedup == summary.speedup and trial.time_to_baseline_s == summary.time_to_baseline_s
         logged = trial.variant == "method" and summary.curve
         assert trial.traces == ((TraceRow("SelectiveBackprop", "after_dataloader", 4, 0.25),) if logged else ())
