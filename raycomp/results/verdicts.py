@@ -198,7 +198,7 @@ def look_confidence(n: int, first: int, last: int, confidence: float = DEFAULT_C
     return _look_levels(first, last, round(confidence, 12))[min(max(n, first), last) - first]
 
 
-SEQUENTIAL_PATHS = 200_000  # simulated A/A paths that set the looks' boundaries: each look's level to ~1 % of itself
+SEQUENTIAL_PATHS = 200_000  # simulated A/A paths that set the boundaries: each look's alpha to a few % of itself
 
 
 @lru_cache(maxsize=16)
