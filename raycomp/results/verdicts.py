@@ -218,6 +218,9 @@ def _look_levels(first: int, last: int, confidence: float) -> tuple[float, ...]:
     crossed = np.zeros(SEQUENTIAL_PATHS, dtype=bool)
     levels = []
     for n in range(first, last + 1):
+        if n < 2:  # one seed has no interval, so no look: its share of alpha stays unspent
+            levels.append(confidence)
+            continue
         mean = sums[:, n - 1] / n
         t = np.abs(mean) * math.sqrt(n) / np.sqrt((squares[:, n - 1] - n * mean**2) / (n - 1))
         spent_before = 0.0 if n == first else alpha * ((n - 1) / last) ** SPENDING_POWER

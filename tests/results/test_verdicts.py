@@ -239,6 +239,11 @@ def test_look_confidence_spends_alpha_over_the_looks():
     assert levels[-1] < union_bound_last - 0.01
 
 
+def test_a_sweep_that_looks_first_at_one_seed_gets_levels_for_its_later_looks():
+    levels = [look_confidence(n, 1, 4) for n in range(1, 5)]
+    assert all(math.isfinite(level) and 0.95 <= level < 1 for level in levels)
+
+
 def test_the_looks_boundaries_cross_an_aa_sequence_with_the_sweeps_alpha():
     """Fresh simulated A/A paths (another generator than the one that set the boundaries): the chance that
     some look's t interval excludes 0 is alpha, and the first look spends only its share."""
