@@ -37,6 +37,21 @@ RAY_ENV = {
 # balloons and every return to the core starts from cold caches, which inflates even the CPU time verdicts
 # compare (docs/benchmarks.md, issue 23). Ray's own job manager starts its drivers at 0 the same way.
 LOCAL_RAY_ENV = {"RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0", "RAY_worker_niceness": "0"}
+# glibc's malloc in every Ray process: keep what a training step frees for the next step. By default a CPU
+# step's tensors (megabytes each) go back to the kernel when freed and are faulted in again, page by page, at
+# the next step: in sb.yaml's trial 4,000-12,000 page faults a step, 5-18 % of its CPU time in the kernel, and
+# how many varies from one trial to the next (issue 23, docs/benchmarks.md). The thresholds alone do not do
+# it: a Tune trial or Train worker trains in a thread, whose own arena still hands memory back, so all threads
+# share the main arena. (A caching allocator, jemalloc or TCMalloc, preloaded, is the usual cure; this one needs
+# no library.) A process keeps its peak memory in return.
+GLIBC_TUNABLES = ":".join(
+    [
+        "glibc.malloc.arena_max=1",
+        f"glibc.malloc.mmap_threshold={32 << 20}",  # the most glibc allows: larger blocks are always mapped
+        f"glibc.malloc.trim_threshold={1 << 30}",
+        f"glibc.malloc.top_pad={256 << 20}",
+    ]
+)
 TRIAL_SLOT = "trial_slot"  # custom resource a Tune trial's driver holds instead of a CPU its workers need
 LOOPBACK = "127.0.0.1"
 
@@ -52,6 +67,8 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, dashboa
     # Only what we add: a job's own runtime_env may set these already, and a second value would conflict.
     env_vars = {key: value for key, value in RAY_ENV.items() if key not in os.environ}
     os.environ.update(env_vars)
+    # read by each process at its start; a value already set (the user's, a job's runtime_env) is left as it is
+    malloc = {} if "GLIBC_TUNABLES" in os.environ else {"GLIBC_TUNABLES": GLIBC_TUNABLES}
     if ray.is_initialized():
         return
     address = address or os.environ.get("RAY_ADDRESS")
@@ -63,7 +80,7 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, dashboa
         if "://" not in address and address != "auto":
             env_vars["RAY_ADDRESS"] = address  # Train's placement-group cleaner must find this cluster
         with sigterm_kept():
-            ray.init(address=address, runtime_env={"env_vars": env_vars}, log_to_driver=True)
+            ray.init(address=address, runtime_env={"env_vars": env_vars | malloc}, log_to_driver=True)
         return
     cpus = num_cpus or os.cpu_count() or 1
     port = _free_port()
@@ -72,7 +89,11 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, dashboa
     # runtime_env, which would start each of them through Ray's setup_worker.py: about 0.4 s and 0.45 CPU-s
     # more per trial or Train worker here (docs/ray-notes.md). Not left set in this process: it may start
     # another Ray later (tests do), and a stale RAY_ADDRESS would send that init_ray to join the stopped one.
-    with _loopback_node(), environment({"RAY_ADDRESS": f"{LOOPBACK}:{port}", **LOCAL_RAY_ENV}), sigterm_kept():
+    with (
+        _loopback_node(),
+        environment({"RAY_ADDRESS": f"{LOOPBACK}:{port}", **LOCAL_RAY_ENV, **malloc}),
+        sigterm_kept(),
+    ):
         ray.init(
             address="local",
             num_cpus=cpus,
