@@ -51,7 +51,7 @@ def test_lm_yaml_runs_shrunk_with_tracking(tmp_path, cache_dir, local_ray):
     config = load_experiment(EXPERIMENTS / "lm.yaml")
     assert (config.model.name, config.data.name) == ("gpt", "stdlib_text")
     assert set(config.sweep.swept_algorithms()) == METHODS  # so the baseline drops all five
-    changes = ("sweep.repeats=1", "sweep.control=false", "sweep.baseline_budgets=[1.0]")
+    changes = ("sweep.repeats=1", "sweep.max_repeats=null", "sweep.control=false", "sweep.baseline_budgets=[1.0]")
     assert main([str(EXPERIMENTS / "lm.yaml"), *shrunk(tmp_path, *changes)]) == 0
     results = json.loads((tmp_path / "runs" / "lm" / "results.json").read_text())
     trials = results["trials"]
