@@ -56,7 +56,7 @@ def test_the_private_local_rays_workers_run_at_the_drivers_priority(local_ray):
 
 def test_a_training_thread_in_the_private_local_rays_workers_reuses_the_memory_its_steps_free(local_ray):
     """A trial trains in a thread of its worker. With glibc's defaults most CPU steps of sb.yaml's network gave
-    their tensors back to the kernel and faulted them in again (4,000-8,000 page faults such a step), a cost
+    their tensors back to the kernel and faulted them in again (4,000-14,000 page faults such a step), a cost
     in the very CPU time verdicts compare that varied from trial to trial. With raycomp's malloc settings a
     step faults only now and then. Here: 2-26 of 30 steps faulted without them, 0-1 with."""
 
