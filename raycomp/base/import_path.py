@@ -1,18 +1,36 @@
 """Importing the callable a ``class_path`` names (LightningCLI's convention): ``pkg.mod.Name``, or
 ``pkg.mod:Name.attr`` for nested attributes. One owner for the config's checks (``config.user_code``) and
 for the workloads that build the user's model or data from it, in every process.
+
+An experiment file runs the code it names, so what it may name is narrowed to what builds a model or data:
+a class, or a function of the user's own or of a package. Python's standard library is refused whole
+(``os.system``, ``subprocess.run``, ``builtins.__import__``, ``operator.methodcaller`` all called with
+``init_args`` from YAML or ``--set``), and so are the functions of the libraries raycomp runs on, except
+their model factories (``torch.hub.load`` and ``torch.load`` run or unpickle what they fetch). This is a
+narrowing, not a sandbox: the user's own modules may do anything, so run only configs you trust.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import functools
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from raycomp.base.errors import one_line
 
 _SHOWN_CHARACTERS = 80  # as config.messages cuts values
+# Libraries whose own functions are never a user's model or data: of their callables, only model or dataset
+# classes and the model factories below may be named.
+_LIBRARIES = ("torch", "torchvision", "timm", "transformers", "raycomp")
+_FACTORIES = ("timm.create_model", "torchvision.models.get_model", "raycomp.models.hugging_face.from_config")
+# A class deriving from one of these (by defining module and name: nothing is imported to check) is a model
+# or a dataset wherever it is defined.
+_MODEL_BASES = {("torch.nn.modules.module", "Module"), ("torch.utils.data.dataset", "Dataset")}
+_TRUST = "an experiment file runs the code it names: run only configs you trust"
 
 
 def import_callable(class_path: str) -> Callable[..., Any]:
@@ -21,6 +39,8 @@ def import_callable(class_path: str) -> Callable[..., Any]:
     A ``ValueError`` with one line saying what failed: the module, the attribute, or what it is instead.
     """
     module_name, attributes = _split(class_path)
+    if _in_standard_library(module_name):  # refused before its import can do anything
+        raise ValueError(_standard_library_refusal(class_path, module_name))
     module = _import_module(module_name, class_path)
     target: Any = module
     where = module_name
@@ -33,7 +53,80 @@ def import_callable(class_path: str) -> Callable[..., Any]:
         target, where = getattr(target, attribute), f"{where}.{attribute}"
     if not callable(target):
         raise ValueError(f"{class_path!r} is a {type(target).__name__}, not a class or function")
+    refusal = callable_refusal(class_path, target)
+    if refusal:
+        raise ValueError(refusal)
     return target
+
+
+def callable_refusal(class_path: str, target: Callable[..., Any]) -> str | None:
+    """Why ``target`` may not be named by a ``class_path``, or None: it must be a model or dataset class,
+    a function or class outside the standard library and the libraries raycomp runs on, or one of their
+    model factories. Decided by where it is *defined*, so a re-export (``my_pkg.run = subprocess.run``)
+    is refused as the original is."""
+    while isinstance(target, functools.partial):  # what the partial calls, with arguments fixed in code
+        target = target.func
+    if _is_model_or_dataset_class(target):
+        return None
+    origin = _defining_module(target)
+    if origin is None:
+        return f"{class_path!r} does not say where it is defined (no __module__): name a class or a module's function"
+    if _in_standard_library(origin):
+        return _standard_library_refusal(class_path, f"{origin}.{_name(target)}")
+    library = origin.split(".")[0]
+    if library in _LIBRARIES and not _is_model_factory(target):
+        return (
+            f"{class_path!r} ({origin}.{_name(target)}) is neither a model or dataset class nor a model factory "
+            f"such as timm.create_model or torchvision.models.resnet18, the only callables of {library} that "
+            f"class_path may name ({_TRUST})"
+        )
+    return None
+
+
+def _standard_library_refusal(class_path: str, where: str) -> str:
+    return (
+        f"{class_path!r} is Python's standard library ({where}), not a model or data callable: class_path names "
+        f"a model or dataset class, or a function of your own or of a package ({_TRUST})"
+    )
+
+
+def _in_standard_library(module_name: str) -> bool:
+    """``sys.stdlib_module_names`` holds top-level names, builtins and the C modules (``posix``) included."""
+    return module_name.split(".")[0] in sys.stdlib_module_names
+
+
+def _is_model_or_dataset_class(target: Any) -> bool:
+    return isinstance(target, type) and any((c.__module__, c.__qualname__) in _MODEL_BASES for c in target.__mro__)
+
+
+def _defining_module(target: Any) -> str | None:
+    """The module ``target`` is defined in: a bound method's function's, a callable object's class's."""
+    module = getattr(getattr(target, "__func__", target), "__module__", None)
+    return module if isinstance(module, str) and module else None
+
+
+def _name(target: Any) -> str:
+    function = getattr(target, "__func__", target)
+    return str(getattr(function, "__qualname__", None) or getattr(type(function), "__qualname__", "?"))
+
+
+def _is_model_factory(target: Any) -> bool:
+    """One of ``_FACTORIES``, or a model builder registered by timm or torchvision (``resnet18``)."""
+    for path in _FACTORIES:
+        module_name, _, attribute = path.rpartition(".")
+        if getattr(sys.modules.get(module_name), attribute, None) is target:
+            return True
+    name = getattr(target, "__name__", None)
+    if not isinstance(name, str):
+        return False
+    timm_models = sys.modules.get("timm.models")
+    if timm_models is not None and timm_models.is_model(name) and timm_models.model_entrypoint(name) is target:
+        return True
+    torchvision_models = sys.modules.get("torchvision.models")
+    if torchvision_models is not None:
+        with contextlib.suppress(ValueError):  # not a name torchvision registered
+            return torchvision_models.get_model_builder(name) is target
+    return False
 
 
 def _split(class_path: str) -> tuple[str, list[str]]:

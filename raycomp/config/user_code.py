@@ -1,8 +1,11 @@
 """The user's own code named in YAML, LightningCLI's way: ``class_path`` (an import path) and ``init_args``.
 
-``model`` and ``data`` may name any importable callable (a class or a function) instead of a built-in name.
-Here it is imported and its signature checked against ``init_args``, each problem at its key, so a misspelt
-module, a missing attribute or an argument the callable lacks is one config line before anything starts.
+``model`` and ``data`` may name an importable class or function instead of a built-in name: a model or dataset
+class, or a function of the user's own or of a package, never the standard library's (``os.system`` with
+``init_args`` would run a command: ``base.import_path`` refuses what builds no model or data, before anything
+is called). Here it is imported and its signature checked against ``init_args``, each problem at its key, so a
+misspelt module, a missing attribute, a refused callable or an argument the callable lacks is one config line
+before anything starts.
 What the callable *returns* is checked later, once, by ``raycomp.config.preflight`` (it must be called).
 
 The directory a command runs from is importable (``user_code_on_path``), in the CLI and, through
@@ -43,7 +46,7 @@ def argument_problems(target: Callable[..., Any], init_args: Mapping[str, Any], 
     """``init_args`` checked against ``target``'s signature: unknown keys at their key, missing ones together."""
     try:
         parameters = inspect.signature(target).parameters
-    except (TypeError, ValueError):  # some builtins have no signature: the call itself will tell
+    except (TypeError, ValueError):  # some C-level callables have no signature: the call itself will tell
         return []
     name = getattr(target, "__qualname__", repr(target))
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import pytest
 from config_files import only_problem, problems, write
@@ -123,6 +124,35 @@ def test_the_cli_exits_2_before_ray_and_finds_packages_in_the_working_directory(
     ]
     assert os.environ["PYTHONPATH"].split(os.pathsep)[0] == str(user_project)  # Ray's workers inherit it
     assert not (user_project / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    ("class_path", "arguments"),
+    [
+        ("os.system", ["model.init_args.command=touch {marker}"]),
+        ("subprocess.run", ["model.init_args.args=[touch, {marker}]"]),
+        ("subprocess.Popen", ["model.init_args.args=[touch, {marker}]"]),
+        ("builtins.__import__", ["model.init_args.name=my_project.touches"]),  # its import touches the marker
+        ("my_project.shortcuts.run", ["model.init_args.args=[touch, {marker}]"]),  # subprocess.run re-exported
+    ],
+)
+def test_d4_a_class_path_to_the_standard_library_exits_2_before_anything_is_called(
+    tmp_path, capsys, user_project, class_path, arguments
+):
+    """Defect D4: ``--set model.class_path=os.system`` ran ``touch`` from the config, then said "returned a int"."""
+    marker = tmp_path / "PWNED"
+    (user_project / "my_project" / "touches.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).touch()\n")
+    (user_project / "my_project" / "shortcuts.py").write_text("from subprocess import run\n")
+    path = write(tmp_path, f"name: probe\nstorage_path: {tmp_path / 'runs'}\ntracking: {{enabled: false}}\n")
+    overrides = [f"model.class_path={class_path}", *(argument.format(marker=marker) for argument in arguments)]
+    with pytest.raises(SystemExit) as info:
+        tune_main([str(path), *(word for override in overrides for word in ("--set", override))])
+    time.sleep(0.2)  # a Popen'd touch would have run by now
+    assert info.value.code == 2 and not marker.exists()
+    problem = capsys.readouterr().err.splitlines()[1]
+    assert f"model.class_path: {class_path!r} is Python's standard library (" in problem
+    assert problem.endswith("(an experiment file runs the code it names: run only configs you trust)")
+    assert not (tmp_path / "runs").exists()
 
 
 def test_user_code_on_path_is_idempotent(tmp_path, monkeypatch):
