@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import pytest
 from reportkit import MACHINE, hand_made_records, traced_records, trial_by_config
@@ -81,9 +83,9 @@ def test_a_missing_results_json_is_not_found(tmp_path):
         (b"", "cannot read it: the file is empty"),
         (b'{"metric": "eval/accuracy", "mode": "max", "tri', "cannot read it: Unterminated string"),
         (b"\xff\xfe{}", "cannot read it: 'utf-8' codec can't decode byte 0xff"),
-        (b"[1, 2]", "not a sweep's results: list indices must be integers"),
+        (b"[1, 2]", "not a sweep's results: must be a mapping of keys to values, got [1, 2]"),
         (b'{"metric": "eval/accuracy", "mode": "max"}', "not a sweep's results: no 'trials'"),
-        (b'{"metric": "m", "mode": "max", "trials": [{"curve": "x"}]}', "not a sweep's results: 'str' object"),
+        (b'{"metric": "m", "mode": "max", "trials": []}', "not a sweep's results: no 'accuracy_tolerance'"),
     ],
 )
 def test_l10_a_damaged_results_json_is_one_error_naming_the_file(tmp_path, content, problem):
@@ -92,3 +94,79 @@ def test_l10_a_damaged_results_json_is_one_error_naming_the_file(tmp_path, conte
         read_results(tmp_path)
     assert str(info.value).startswith(f"{tmp_path / 'results.json'}: {problem}"), str(info.value)
     assert info.value.exit_code == 2 and len(info.value.problems) == 1
+
+
+def edited_results(folder, edit) -> dict:
+    """A sweep's results.json as ``write_results`` wrote it, then edited by hand (``edit`` changes the document)."""
+    summaries = summarize(traced_records())
+    write_results(folder, summaries, "eval/accuracy", "max", summarize_configs(summaries))
+    document = json.loads((folder / "results.json").read_text())
+    edit(document)
+    (folder / "results.json").write_text(json.dumps(document))
+    return document
+
+
+def _set(*path_and_value):
+    *path, value = path_and_value
+
+    def edit(document):
+        for key in path[:-1]:
+            document = document[key]
+        document[path[-1]] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (_set("timing", "bogus"), "timing: must be 'steps', 'cpu' or 'wall', got 'bogus'"),
+        (_set("confidence", 1.5), "confidence: must be in (0.5, 1), got 1.5"),  # was judged at 150 %, rc 0
+        (_set("confidence", 0.5), "confidence: must be in (0.5, 1), got 0.5"),
+        (_set("equivalence", "5%"), "equivalence: must be a number, got '5%'"),
+        (_set("mode", "maximum"), "mode: must be 'max' or 'min', got 'maximum'"),
+        (_set("repeats", 3), "max_repeats: must be at least repeats (3), got None"),
+        (_set("trials", 0, "wall_s", "fast"), "trials[0].wall_s: must be a number, got 'fast'"),
+        (_set("trials", 1, "repeat", "one"), "trials[1].repeat: must be an integer, got 'one'"),
+        (_set("trials", 2, "eval/accuracy", "high"), "trials[2].eval/accuracy: must be a number, got 'high'"),
+        (_set("trials", 0, "steps_s", -4.0), "trials[0].steps_s: must be >= 0, got -4.0"),
+        (_set("trials", 0, "diverged", "no"), "trials[0].diverged: must be true or false, got 'no'"),
+        (_set("trials", 0, "curve", 1, "wall_s", "x"), "trials[0].curve[1].wall_s: must be a number, got 'x'"),
+        (_set("trials", 3, "traces", [{"algorithm": "A", "event": "e", "count": "2", "total_s": 1.0}]),
+         "trials[3].traces[0].count: must be an integer, got '2'"),
+        (_set("trials", 0, "variant", None), "trials[0].variant: must be a string, got null"),
+    ],
+)  # fmt: skip
+def test_d9_a_hand_edited_results_json_is_one_error_naming_the_key(tmp_path, edit, problem):
+    """Defect D9: a wrong type or an out-of-range judging key was a traceback deep in the verdicts (rc 1), or
+    silently judged (a confidence of 1.5)."""
+    edited_results(tmp_path, edit)
+    with pytest.raises(RaycompError) as info:
+        read_results(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path / 'results.json'}: not a sweep's results: {problem} (python -m raycomp.tune writes it at a "
+        "sweep's end; the report needs an intact one)"
+    )
+    assert info.value.exit_code == 2
+
+
+def test_d9_values_results_json_may_hold_still_read_as_before(tmp_path):
+    """A NaN (an older raycomp wrote them) reads as a value never measured, whole numbers stay ints, and keys the
+    reader does not use (the stored verdicts) are left alone."""
+    document = edited_results(tmp_path, _set("trials", 0, "wall_s", math.nan))
+    trial = read_results(tmp_path).trials[0]
+    assert trial.wall_s is None and trial.curve[0][0] == document["trials"][0]["curve"][0]["step"] == 10
+    assert isinstance(trial.curve[0][0], int) and isinstance(trial.repeat, int)
+
+
+@pytest.mark.spawns
+def test_d9_the_report_of_a_hand_edited_results_json_exits_2_in_one_line(tmp_path):
+    edited_results(tmp_path, _set("timing", "bogus"))
+    command = [sys.executable, "-m", "raycomp.report", str(tmp_path), "--no-mlflow"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        f"error: {tmp_path / 'results.json'}: not a sweep's results: timing: must be 'steps', 'cpu' or 'wall', got "
+        "'bogus' (python -m raycomp.tune writes it at a sweep's end; the report needs an intact one)"
+    ]
+    assert not (tmp_path / "report").exists()
