@@ -17,7 +17,7 @@ from mlflow import MlflowClient
 from raycomp.base.errors import TrackingUnavailable, one_line
 from raycomp.base.layout import MLFLOW_DB, is_uri, sqlite_path
 from raycomp.base.process_env import environment
-from raycomp.base.redaction import without_credentials
+from raycomp.base.redaction import without_credentials, without_secret_query
 from raycomp.config import ExperimentConfig
 from raycomp.tracking.experiment_page import mark_training_experiment
 from raycomp.tracking.ref import redacted_uri
@@ -81,8 +81,9 @@ def make_client(uri: str) -> MlflowClient:
 
 def client_uri(uri: str) -> str:
     """The URI MLflow is given: ``uri`` without the credentials of its host, which are set as MLflow's
-    ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD`` for this process instead."""
-    bare, user, password = without_credentials(uri)
+    ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD`` for this process instead, and, for a server,
+    without secret query values, which MLflow cannot send as a query anyway (``without_secret_query``)."""
+    bare, user, password = without_credentials(without_secret_query(uri))
     if user is not None:
         os.environ["MLFLOW_TRACKING_USERNAME"] = user
     if password is not None:

@@ -39,3 +39,42 @@ def test_mlflow_gets_the_uri_without_credentials_and_the_credentials_by_its_vari
     bare = client_uri(f"http://alice:{SECRET}%21@127.0.0.1:5055/mlflow")
     assert bare == "http://127.0.0.1:5055/mlflow"
     assert os.environ["MLFLOW_TRACKING_USERNAME"] == "alice" and os.environ["MLFLOW_TRACKING_PASSWORD"] == SECRET + "!"
+
+
+def test_d10_a_secret_query_pair_is_hidden_where_urllib3_quotes_it_without_its_uri():
+    """Defect D10: urllib3 quotes the request's path and query alone (``url: /?token=...``): no URI to match."""
+    text = (
+        "API request to http://127.0.0.1:5079/?token=*** failed with exception HTTPConnectionPool(host='127.0.0.1', "
+        f"port=5079): Max retries exceeded with url: /?token={SECRET}/api/2.0/mlflow/experiments/get-by-name"
+        f"&experiment_name=j10&Password={SECRET} (Caused by NewConnectionError(...))"
+    )
+    shown = redacted(text)
+    assert SECRET not in shown
+    assert "with url: /?token=***&experiment_name=j10&Password=*** (Caused by" in shown
+    printed = "python -m raycomp.tune x.yaml --set data.init_args.key_column=label --set model.tokenizer=bytes"
+    assert redacted(printed) == printed  # a --set is no query: a printed command stays pasteable
+
+
+def test_d10_a_uri_in_a_message_ends_before_the_punctuation_that_closes_its_phrase():
+    """Defect D10: the match took the ``);`` after a URI with a query into the query, which lost them."""
+    assert redacted(f"failed (at http://alice:{SECRET}@host/x?token={SECRET});") == (
+        "failed (at http://alice:***@host/x?token=***);"
+    )
+    assert redacted(f"see http://{SECRET}@host/a, http://host/b?api_key={SECRET}. Then") == (
+        "see http://***@host/a, http://host/b?api_key=***. Then"
+    )
+    assert redacted(f"http://alice:pa;{SECRET}@host/x), then") == "http://alice:***@host/x), then"  # ; in a password
+
+
+def test_d10_mlflow_gets_a_servers_uri_without_its_secret_query_values(monkeypatch):
+    """MLflow appends its API paths to the whole URI (``/?token=T/api/2.0/...``): the query never worked, and
+    leaked through MLflow's error texts."""
+    pytest.importorskip("mlflow")
+    from raycomp.tracking.store import client_uri
+
+    monkeypatch.delenv("MLFLOW_TRACKING_USERNAME", raising=False)
+    monkeypatch.delenv("MLFLOW_TRACKING_PASSWORD", raising=False)
+    assert client_uri(f"http://alice:pw@127.0.0.1:5055/?token={SECRET}") == "http://127.0.0.1:5055/"
+    assert client_uri(f"https://host/mlflow?api_key={SECRET}&x=1") == "https://host/mlflow?x=1"
+    database = f"postgresql://db/mlflow?sslpassword={SECRET}&sslmode=require"
+    assert client_uri(database) == database  # a database driver reads its query

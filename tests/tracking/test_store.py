@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import yaml
 from helpers import free_port
@@ -67,3 +70,24 @@ def test_the_clis_exit_3_before_training_when_the_server_is_down(tmp_path, capsy
     assert len(err.strip().splitlines()) == 1 and "not reachable" in err and "tracking.enabled: false" in err
     # no training started, no checkpoint written (the folder holds only the command's claim on it: lock, config)
     assert not list((tmp_path / "runs" / "down").glob("**/checkpoint*"))
+
+
+@pytest.mark.spawns
+def test_d10_a_token_in_the_uri_of_a_server_that_is_down_is_in_no_output_of_the_cli(tmp_path):
+    """Defect D10: the exit-3 line quoted urllib3's ``url: /?token=...`` with the token in it."""
+    token = "T0KENabc"
+    experiment = {
+        "name": "down",
+        "max_duration": "1ep",
+        "data": {"num_train": 64, "num_test": 32, "batch_size": 32},
+        "scaling": {"num_workers": 0},
+        "storage_path": str(tmp_path / "runs"),
+        "tracking": {"tracking_uri": f"http://alice:pw@127.0.0.1:{free_port()}/?token={token}"},
+    }
+    path = tmp_path / "down.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    command = [sys.executable, "-m", "raycomp.train", str(path)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert token not in result.stdout + result.stderr and "alice:pw" not in result.stdout + result.stderr
+    assert "/?token=*** is not reachable" in result.stderr
