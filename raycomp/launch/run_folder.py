@@ -14,7 +14,9 @@
   rather than switching the check off. ``max_duration`` is a training key for sweeps (a sweep's verdicts
   compare trials of one length) but not for ``raycomp.train`` (a longer run resumes on purpose). Where
   and how a run runs and is watched is not (``NOT_TRAINING``: ``name``, ``storage_path``, ``tracking``,
-  ``scaling``, ``checkpoint``, ``failure``, ``eval``, ``data.root``...).
+  ``scaling``, ``checkpoint``, ``failure``, ``eval``...). ``data.root`` is where ``synthetic`` and ``cifar10``
+  cache their data, but for the readers of the user's files (``ROOT_IS_DATA``) it is the data: for them the
+  record holds the folder and ``data.root_files``, what it holds (``data_files_summary``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ NOT_TRAINING = frozenset(
     | {"sweep.max_concurrent_trials", "sweep.max_repeats", "sweep.max_sweep_s"}  # how many at once, how long
     | {"sweep.accuracy_tolerance", "sweep.equivalence", "sweep.timing"}  # how verdicts judge
 )
+ROOT_IS_DATA = ("image_folder", "hf_dataset", "text_files")  # data.root is the dataset, not a cache
+DATA_FILES = "data.root_files"  # the record's key for what a ROOT_IS_DATA folder holds
 LONGER_ALLOWED = frozenset({"max_duration"})  # raycomp.train resumes a run to a longer max_duration on purpose
 _SHOWN = 4  # changed keys listed before "and N more"
 
@@ -75,7 +79,8 @@ def claimed(config: ExperimentConfig, *, resume: bool | None = None, extend: boo
     check_writable(Path(tempfile.gettempdir()), "TMPDIR")
     remove_abandoned()  # what earlier commands killed outright left in TMPDIR
     with RunLock(layout.lock_file):
-        if resume is False and was_started(layout):
+        new_sweep = resume is False
+        if new_sweep and was_started(layout):
             raise RunConflict(
                 f"{layout.run_dir} holds a sweep already; continue it with --resume, add arms or seeds to it with "
                 "--extend, or start a new one under another name (--set name=...)"
@@ -89,7 +94,14 @@ def claimed(config: ExperimentConfig, *, resume: bool | None = None, extend: boo
             except_sweep=extend,
             ignored=frozenset() if sweep_command else LONGER_ALLOWED,
         )
-        yield
+        try:
+            yield
+        except BaseException:
+            if new_sweep and not tune_saved_state(layout):
+                # Stopped before its Tune experiment existed (the store down, Ctrl-C or SIGTERM while MLflow or
+                # Ray started): nothing of it was kept, so the same command starts it again (reliability notes, D8).
+                layout.training_config_file.unlink(missing_ok=True)
+            raise
 
 
 def nothing_to_resume(layout: RunLayout) -> bool:
@@ -108,6 +120,12 @@ def was_started(layout: RunLayout) -> bool:
     """A command started a run in the folder: it recorded its config (before anything else), or, for a
     sweep from before that record, Tune saved its tuner there. Killed at any moment after, it resumes."""
     return layout.training_config_file.is_file() or (layout.local_dir / "tuner.pkl").is_file()
+
+
+def tune_saved_state(layout: RunLayout) -> bool:
+    """Tune saved the sweep's experiment in its folder (``tuner.pkl``, written before any trial starts), or
+    the storage is remote, where this is not looked up (the record then stays)."""
+    return is_uri(layout.storage) or (layout.local_dir / "tuner.pkl").is_file()
 
 
 def check_writable(folder: Path, setting: str) -> None:
@@ -178,9 +196,39 @@ def _read_holder(fd: int) -> str:
 
 def training_config(config: ExperimentConfig) -> dict[str, Any]:
     """The dotted keys that decide what a checkpoint holds (algorithms with their defaults filled in):
-    every top-level section but ``NOT_TRAINING``."""
+    every top-level section but ``NOT_TRAINING``, and the data of a reader whose ``data.root`` is its data."""
     flat = config.flatten()
-    return {key: value for key, value in flat.items() if not {key, key.split(".")[0]} & NOT_TRAINING}
+    keys = {key: value for key, value in flat.items() if not {key, key.split(".")[0]} & NOT_TRAINING}
+    data = config.data
+    if data.class_path is None and data.name in ROOT_IS_DATA and data.root:
+        keys["data.root"] = os.path.abspath(data.root)
+        keys[DATA_FILES] = data_files_summary(Path(data.root))
+    return keys
+
+
+def data_files_summary(root: Path) -> str:
+    """What a dataset folder (or file) holds, cheaply: a hash of every file's path under it, size and
+    modification time, with their count and bytes (``missing`` if nothing is there). No file is read, so an
+    ImageNet-sized folder costs a walk; a file rewritten in place changes its time. Hidden files (a desktop's
+    ``.DS_Store``) are left out, as the readers leave them."""
+    entries: list[str] = []
+    total = 0
+    if root.is_file():
+        stat = root.stat()
+        entries.append(f"{root.name} {stat.st_size} {stat.st_mtime_ns}")
+        total = stat.st_size
+    for folder, subfolders, files in os.walk(root, followlinks=True):  # nothing for a file or a missing root
+        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        for name in sorted(name for name in files if not name.startswith(".")):
+            path = Path(folder, name)
+            with contextlib.suppress(OSError):  # a broken link: not data
+                stat = path.stat()
+                entries.append(f"{path.relative_to(root).as_posix()} {stat.st_size} {stat.st_mtime_ns}")
+                total += stat.st_size
+    if not entries:
+        return "missing"
+    digest = hashlib.sha256("\n".join(entries).encode()).hexdigest()[:12]
+    return f"{digest} ({len(entries)} files, {total} bytes)"
 
 
 def training_config_digest(config: ExperimentConfig) -> str:
@@ -248,4 +296,9 @@ _UNSET = object()
 
 
 def _shown(values: dict[str, Any], key: str) -> str:
-    return json.dumps(values[key])[:40] if key in values else "unset"
+    """A recorded value as a refusal quotes it: cut to 40 characters, but a dataset's folder whole (its
+    beginning alone would name no folder)."""
+    if key not in values:
+        return "unset"
+    shown = json.dumps(values[key])
+    return shown if key == "data.root" else shown[:40]

@@ -221,3 +221,65 @@ def test_resume_of_a_sweep_killed_before_it_saved_anything_starts_it(tmp_path, c
     with claimed(fresh):  # a started sweep records its config before anything else
         pass
     assert not nothing_to_resume(fresh.layout) and capsys.readouterr().err == ""
+
+
+def image_folder(root: Path, classes: tuple[str, ...] = ("a", "b")) -> Path:
+    """An ``image_folder`` root that validates (train/ and val/, a class per folder; nothing is decoded here)."""
+    for split in ("train", "val"):
+        for name in classes:
+            (root / split / name).mkdir(parents=True, exist_ok=True)
+            (root / split / name / "0.png").write_bytes(b"not decoded by the claim")
+    return root
+
+
+def test_d3_a_dataset_root_that_is_the_data_is_a_training_value_and_a_cache_root_is_not(tmp_path):
+    """Reliability notes D3: for image_folder (hf_dataset, text_files) data.root *is* the dataset, so a rerun or a
+    sweep's --resume/--extend over another folder, or over changed files in it, trained the rest on other data
+    and reported it all as one. Refused now, naming the key; synthetic's and cifar10's root stays a cache."""
+    first_root, other_root = image_folder(tmp_path / "images"), image_folder(tmp_path / "other")
+    data = {"name": "image_folder", "root": str(first_root), "image_size": 8}
+    first = config(tmp_path, data=data)
+    with claimed(first):  # raycomp.train: its checkpoints are resumed by a rerun
+        fake_checkpoint(first)
+    moved = config(tmp_path, data={**data, "root": str(other_root)})
+    with pytest.raises(RunConflict, match=r"another config \(data\.root: .*/images\" -> .*/other"), claimed(moved):
+        pytest.fail("the block must not run")
+    (first_root / "train" / "a" / "1.png").write_bytes(b"one more image")  # the same folder, other files
+    with (
+        pytest.raises(RunConflict, match=r"another config \(data\.root_files: .*4 files.* -> .*5 files"),
+        claimed(first),
+    ):
+        pytest.fail("the block must not run")
+
+    space = {"optimizer.lr": {"grid": [0.05]}}
+    sweep = config(tmp_path, name="sweep", data=data, sweep={"space": space})
+    with claimed(sweep, resume=False):
+        pass
+    moved_sweep = config(tmp_path, name="sweep", data={**data, "root": str(other_root)}, sweep={"space": space})
+    for extend in (False, True):  # --resume, --extend
+        with pytest.raises(RunConflict, match=r"data\.root: "), claimed(moved_sweep, resume=True, extend=extend):
+            pytest.fail("the block must not run")
+
+    cached = config(tmp_path, name="cached", data={"root": str(tmp_path / "cache-1")})
+    with claimed(cached):
+        fake_checkpoint(cached)
+    with claimed(config(tmp_path, name="cached", data={"root": str(tmp_path / "cache-2")})):
+        pass  # synthetic data: the root is where it would be cached, not what it is
+
+
+def test_d8_a_sweep_whose_store_did_not_answer_can_be_run_again_as_it_was(tmp_path, capsys):
+    """Reliability notes D8: a sweep stopped before anything ran (exit 3: its MLflow server was down) left its
+    training_config.json, so the same command was then refused with `holds a sweep already` (exit 2)."""
+    from helpers import free_port
+
+    from raycomp.tune import main
+
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    sweep = experiment(tmp_path, tracking={"tracking_uri": down}, sweep={"space": {"optimizer.lr": {"grid": [0.05]}}})
+    path = tmp_path / "down.yaml"
+    path.write_text(yaml.safe_dump(sweep))
+    for _ in range(2):
+        assert main([str(path), "--no-report"]) == 3
+        err = capsys.readouterr().err
+        assert "is not reachable" in err and "holds a sweep already" not in err, err
+        assert not ExperimentConfig.from_dict(sweep).layout.training_config_file.exists()
