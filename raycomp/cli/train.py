@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from raycomp.base.errors import RaycompError
 from raycomp.base.keys import TRACKING_FAILURES
+from raycomp.base.layout import TRIAL_HISTORY, is_uri
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
 from raycomp.config import ExperimentConfig
 from raycomp.launch.run_folder import run_guarded
@@ -54,18 +56,28 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _train(config: ExperimentConfig, args: argparse.Namespace, resume: tuple[ResumeSource, Path] | None) -> int:
+    from raycomp.results.summary import DIVERGED_FACTOR, diverged
     from raycomp.tracking import train_run
 
+    history = None if is_uri(config.layout.storage) else Path(config.layout.run_dir) / TRIAL_HISTORY
     with train_run(config, args.experiment, resumed_from=args.resume_from) as run:
         spec = TrialSpec.of(
             config,
             run=run.ref if run else None,
             resume_from=resume[0] if resume else None,
             recreate_required=args.recreate_required,
+            history=history,  # every result, across resumes: the divergence check's first loss
         )
         metrics = train(spec, args.address, local_copy=resume[1] if resume else None)
+    run_diverged = diverged(read_history(history) or [metrics])
     shown = {k: v for k, v in metrics.items() if isinstance(v, int | float | str) and not k.startswith("time/first")}
-    print(json.dumps(shown, indent=2, sort_keys=True))
+    shown = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in shown.items()}
+    print(json.dumps(shown | {"diverged": run_diverged}, indent=2, sort_keys=True, allow_nan=False))
+    if run_diverged:
+        print(
+            f"warning: training diverged (a loss became NaN or infinite, or {DIVERGED_FACTOR:g}x its first value): "
+            "these metrics are no recipe's (a lower optimizer.lr, or gradient_clipping, may help)"
+        )
     print(f"checkpoints: {config.layout.run_dir}")
     if run is not None:
         from raycomp.tracking.experiment_page import how_to_open
@@ -75,6 +87,20 @@ def _train(config: ExperimentConfig, args: argparse.Namespace, resume: tuple[Res
         if metrics.get(TRACKING_FAILURES):
             print(f"warning: {metrics[TRACKING_FAILURES]:.0f} MLflow sends failed; see the messages above")
     return 0
+
+
+def read_history(path: Path | None) -> list[dict[str, Any]]:
+    """The results the run appended to ``path`` (``sinks.HistorySink``), in order; none when it is not there (a
+    worker of a cluster without this folder wrote it); a line cut by a kill is skipped."""
+    if path is None or not path.is_file():
+        return []
+    results = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            results.append(json.loads(line))
+        except ValueError:
+            continue
+    return results
 
 
 def fetch_resume_checkpoint(config: ExperimentConfig, reference: str, recreate: bool) -> tuple[ResumeSource, Path]:

@@ -250,13 +250,29 @@ def judging(sweep: SweepConfig) -> tuple[float, float, float, tuple[int, int], s
 def best_line(verdicts: SweepVerdicts) -> str:
     """The line under the verdict table naming the best configuration, or why there is none."""
     if verdicts.best is None:
-        return "best: none (a speed-up interval needs sweep.repeats >= 2 and a baseline)"
+        return f"best: none ({_why_no_best(verdicts)})"
     config = next(c for c in verdicts.configs if c.config_id == verdicts.best)
     verdict = config.verdict
     return (
         f"best (highest speed-up lower bound, not less accurate): {config.config_id} {verdict.verdict}, "
         f"{verdict.speedup:.2f}x [{verdict.speedup_ci_low:.2f}x, {verdict.speedup_ci_high:.2f}x] {config.arguments}"
     )
+
+
+def _why_no_best(verdicts: SweepVerdicts) -> str:
+    """Why ``best_config`` named none: the candidates are the methods that did not diverge at any seed, have a
+    speed-up interval and are not less accurate."""
+    methods = [c for c in verdicts.configs if c.variant == keys.METHOD]
+    diverged = [c for c in methods if c.diverged]
+    if methods and len(diverged) == len(methods):
+        return "every configuration diverged"
+    judged = [c for c in methods if not c.diverged and c.verdict and c.verdict.speedup_ci_low is not None]
+    if judged:  # each has an interval, so each was less accurate
+        return "every configuration with a speed-up interval is less accurate than the baseline" + (
+            f"; {len(diverged)} diverged" if diverged else ""
+        )
+    reason = "a speed-up interval needs sweep.repeats >= 2 and a baseline"
+    return reason + (f"; {len(diverged)} of {len(methods)} configurations diverged" if diverged else "")
 
 
 def _median(values: Sequence[float | None]) -> float | None:

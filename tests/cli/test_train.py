@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -81,6 +82,18 @@ def test_local_run_trains_reports_and_resumes_from_its_latest_checkpoint(tmp_pat
     second = capsys.readouterr().out
     assert "resuming from" in second and '"resumed_from_step": 16' in second and '"epoch": 3' in second
     assert len(list(folder.glob("checkpoint_*"))) == 2  # num_to_keep
+
+
+def test_d12_a_diverged_run_is_flagged_and_its_printed_block_is_json_with_null_not_nan(tmp_path, capsys):
+    """Defect D12: ``raycomp.train`` printed a bare ``NaN`` (not JSON) and no word of the divergence the sweep flags."""
+    diverging = experiment(tmp_path, optimizer={"lr": 1e6}, tracking={"enabled": False})
+    assert main([str(write(tmp_path / "one.yaml", diverging))]) == 0
+    out = capsys.readouterr().out
+    block = out[out.index("{\n") : out.index("\n}\n") + 2]
+    shown = json.loads(block, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+    assert shown["diverged"] is True and shown["train/loss"] is None and shown["epoch"] == 2
+    assert "\nwarning: training diverged (a loss became NaN or infinite, or 10x its first value)" in out
+    assert len((tmp_path / "runs" / "one" / "history.jsonl").read_text().splitlines()) == 2  # each evaluation
 
 
 @pytest.mark.subprocess_cli
