@@ -16,12 +16,9 @@ import json
 import math
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from mlflow.entities import Metric, RunTag
 from mlflow.utils.validation import MAX_METRICS_PER_BATCH
@@ -30,7 +27,7 @@ from raycomp.base.atomic_files import atomic_write_text
 from raycomp.base.errors import one_line
 from raycomp.base.scratch import scratch_folder
 from raycomp.tracking.ref import RunRef, redacted_uri
-from raycomp.tracking.store import client_uri, make_client
+from raycomp.tracking.store import client_uri, make_client, server_answers
 
 MAX_BUFFERED = 1_000_000  # points kept for a server that is down; the oldest beyond this are dropped
 PROBE_TIMEOUT_S = 2.0  # how long a health probe of a server that failed a send may take
@@ -155,28 +152,11 @@ class BatchedClient:
     def _answers(self) -> bool:
         """Whether the store answers now: an HTTP server's ``/health`` gives any HTTP reply within
         ``PROBE_TIMEOUT_S`` (a failed probe is trusted for ``PROBE_INTERVAL_S``); other stores are tried."""
-        url = health_url(self.ref.tracking_uri)
-        if url is None:
-            return True
         now = time.monotonic()
         if self._probe_failed_at is not None and now - self._probe_failed_at < PROBE_INTERVAL_S:
             return False
-        try:
-            with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT_S):
-                pass
-        except urllib.error.HTTPError:
-            pass  # it answered, if only to refuse: the send itself will tell
-        except Exception:  # refused, unreachable, or hung past the timeout
+        if server_answers(self.ref.tracking_uri, PROBE_TIMEOUT_S) is False:  # refused, unreachable or hung
             self._probe_failed_at = now
             return False
         self._probe_failed_at = None
         return True
-
-
-def health_url(uri: str) -> str | None:
-    """An HTTP(S) tracking server's health endpoint, without the URI's credentials; None for other stores."""
-    parts = urlsplit(uri)
-    if parts.scheme not in ("http", "https"):
-        return None
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/") + "/health", "", ""))

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
+import requests
 from mlflow import MlflowClient
+from mlflow.exceptions import MlflowException
 
 from raycomp.base.errors import TrackingUnavailable, one_line
 from raycomp.base.layout import MLFLOW_DB, is_uri, sqlite_path
@@ -29,8 +36,14 @@ HTTP_ENV = {
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
     "MLFLOW_HTTP_REQUEST_TIMEOUT": "10",
 }
-# At start nothing has been sent yet: one quick try tells the user at once that the store is down.
-_REACHABILITY_ENV = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
+# At start nothing has been sent yet: a store that is down is told at once. A server's /health is asked
+# first: one that answers is alive, however slowly its API answers (a fresh server's first call took over
+# 5 s on a loaded VM: reliability notes, D13), and gets FIRST_ANSWER_S in all, tried again after a timeout, a
+# lost connection or a 5xx. Nothing listening is refused within PROBE_S; a health probe that hangs, too.
+PROBE_S = 5
+FIRST_ANSWER_S = 30
+_RETRY_AFTER_S = 1.0
+_TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
 def tracking_uri(config: ExperimentConfig) -> str:
@@ -111,28 +124,93 @@ def open_experiment(config: ExperimentConfig) -> tuple[MlflowClient, str]:
     """The client and the id of the config's MLflow experiment, created if new.
 
     Raises ``TrackingUnavailable`` (one line: the URI and the cause) when the store does not answer,
-    before anything else starts. With the default SQLite store, artifacts go beside it.
+    before anything else starts: within ``PROBE_S`` when nothing answers, within about ``FIRST_ANSWER_S``
+    when a server's ``/health`` answers but its API does not (each call of a try waits at most the time
+    left). With the default SQLite store, artifacts go beside it.
     """
     uri = tracking_uri(config)
+    began = time.monotonic()
+    alive = server_answers(uri, PROBE_S)
+    if alive is False and time.monotonic() - began >= PROBE_S:  # it hung: its API would hang as long
+        raise TrackingUnavailable(
+            f"MLflow tracking store {redacted_uri(uri)} is not reachable: its /health gave no answer in {PROBE_S} s"
+        )
+    deadline = began + FIRST_ANSWER_S
+    while True:
+        seconds = max(1, round(deadline - time.monotonic())) if alive else PROBE_S
+        try:
+            with _one_try(seconds):
+                return _open_experiment(config, uri)
+        except Exception as error:
+            if alive and _transient(error) and time.monotonic() + _RETRY_AFTER_S < deadline:
+                time.sleep(_RETRY_AFTER_S)
+                continue
+            raise _unavailable(uri, error) from error
+
+
+def _open_experiment(config: ExperimentConfig, uri: str) -> tuple[MlflowClient, str]:
+    client = make_client(uri)
+    name = experiment_name(config)
+    experiment = client.get_experiment_by_name(name)
+    if experiment is None:
+        created = client.create_experiment(name, artifact_location=_artifact_location(config, uri))
+        experiment = client.get_experiment(created)
+    mark_training_experiment(client, experiment, *config.objective)  # MLflow's UI opens on the runs
+    return client, experiment.experiment_id
+
+
+@contextlib.contextmanager
+def _one_try(seconds: int) -> Iterator[None]:
+    """MLflow's HTTP calls in the block: no retries of their own, each waiting at most ``seconds``."""
+    with environment({"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": str(seconds)}):
+        yield
+
+
+def _transient(error: BaseException) -> bool:
+    """A failure a live server may not repeat: a timeout, a lost connection, 429 or a 5xx (not a refusal)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, requests.exceptions.Timeout | requests.exceptions.ConnectionError):
+            return True
+        if isinstance(seen, MlflowException) and seen.get_http_status_code() in _TRANSIENT_STATUS:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _unavailable(uri: str, error: BaseException) -> TrackingUnavailable:
+    cause = one_line(error, with_type=False)
+    database = sqlite_path(uri)
+    if database is not None:
+        return TrackingUnavailable(
+            f"MLflow's SQLite store {database} could not be opened: {cause} (if an older raycomp was "
+            "interrupted while creating it, move the file aside: a new one is then created)"
+        )
+    return TrackingUnavailable(f"MLflow tracking store {redacted_uri(uri)} is not reachable: {cause}")
+
+
+def health_url(uri: str) -> str | None:
+    """An HTTP(S) tracking server's health endpoint, without the URI's credentials; None for other stores."""
+    parts = urlsplit(uri)
+    if parts.scheme not in ("http", "https"):
+        return None
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/") + "/health", "", ""))
+
+
+def server_answers(uri: str, timeout_s: float) -> bool | None:
+    """Whether the server at ``uri`` gives any HTTP reply to ``/health`` within ``timeout_s`` (an error status
+    counts: it is alive); None for a store that is no server."""
+    url = health_url(uri)
+    if url is None:
+        return None
     try:
-        with environment(_REACHABILITY_ENV):
-            client = make_client(uri)
-            name = experiment_name(config)
-            experiment = client.get_experiment_by_name(name)
-            if experiment is None:
-                created = client.create_experiment(name, artifact_location=_artifact_location(config, uri))
-                experiment = client.get_experiment(created)
-            mark_training_experiment(client, experiment, *config.objective)  # MLflow's UI opens on the runs
-            return client, experiment.experiment_id
-    except Exception as error:
-        cause = one_line(error, with_type=False)
-        database = sqlite_path(uri)
-        if database is not None:
-            raise TrackingUnavailable(
-                f"MLflow's SQLite store {database} could not be opened: {cause} (if an older raycomp was "
-                "interrupted while creating it, move the file aside: a new one is then created)"
-            ) from error
-        raise TrackingUnavailable(f"MLflow tracking store {redacted_uri(uri)} is not reachable: {cause}") from error
+        with urllib.request.urlopen(url, timeout=timeout_s):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except Exception:  # refused, unreachable, or silent past the timeout
+        return False
 
 
 def _artifact_location(config: ExperimentConfig, uri: str) -> str | None:

@@ -27,10 +27,10 @@ from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import run_in_process
 from raycomp.loop.checkpoint import KeptCheckpoints
 from raycomp.tracking import MlflowCallback, train_run
-from raycomp.tracking.client import PROBE_TIMEOUT_S, BatchedClient, health_url
+from raycomp.tracking.client import PROBE_TIMEOUT_S, BatchedClient
 from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.search import quoted, tag_filter
-from raycomp.tracking.store import open_experiment
+from raycomp.tracking.store import health_url, open_experiment
 from raycomp.train import main
 
 

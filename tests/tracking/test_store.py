@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import subprocess
 import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import yaml
 from helpers import free_port
+from mlflow import MlflowClient
 
 from raycomp.base.errors import TrackingUnavailable
 from raycomp.config import ExperimentConfig
 from raycomp.tracking import tracking_uri
-from raycomp.tracking.store import open_experiment
+from raycomp.tracking.store import PROBE_S, open_experiment
 
 
 def config(tmp_path, **tracking) -> ExperimentConfig:
@@ -91,3 +100,74 @@ def test_d10_a_token_in_the_uri_of_a_server_that_is_down_is_in_no_output_of_the_
     assert result.returncode == 3, result.stderr
     assert token not in result.stdout + result.stderr and "alice:pw" not in result.stdout + result.stderr
     assert "/?token=*** is not reachable" in result.stderr
+
+
+@contextlib.contextmanager
+def slow_first_answer(upstream: str, delay_s: float) -> Iterator[str]:
+    """A real MLflow server seen through a proxy that answers ``/health`` at once and holds the first API call
+    ``delay_s`` before passing it on: a fresh server on a loaded machine, whose first call took over 5 s."""
+    held = threading.Lock()
+    first = [True]
+
+    class Forward(BaseHTTPRequestHandler):
+        def forward(self) -> None:
+            if self.path.startswith("/api/"):
+                with held:
+                    wait, first[0] = first[0], False
+                if wait:
+                    time.sleep(delay_s)
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
+            headers = {
+                key: value for key, value in self.headers.items() if key.lower() in ("content-type", "authorization")
+            }
+            request = urllib.request.Request(upstream + self.path, data=body, headers=headers, method=self.command)
+            try:
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    status, kind, payload = response.status, response.headers.get("Content-Type"), response.read()
+            except urllib.error.HTTPError as refused:  # MLflow's 404 for an experiment not found is an answer
+                status, kind, payload = refused.code, refused.headers.get("Content-Type"), refused.read()
+            self.send_response(status)
+            self.send_header("Content-Type", kind or "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PATCH = do_DELETE = forward
+
+        def log_message(self, *args) -> None:
+            pass
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+    proxy.daemon_threads = True
+    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{proxy.server_address[1]}"
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+
+
+def test_d13_a_live_server_slow_to_answer_its_first_call_is_waited_for(tmp_path, shared_mlflow_server):
+    """Defect D13: the probe was one 5 s try, so a live server whose first API call took longer was "not
+    reachable" (exit 3)."""
+    with slow_first_answer(shared_mlflow_server.uri, delay_s=PROBE_S + 3) as uri:
+        began = time.monotonic()
+        _, experiment_id = open_experiment(config(tmp_path, tracking_uri=uri, experiment_name="slow-first"))
+        waited = time.monotonic() - began
+    assert waited >= PROBE_S + 3
+    assert MlflowClient(shared_mlflow_server.uri).get_experiment(experiment_id).name == "slow-first"
+
+
+def test_d13_nothing_listening_or_a_silent_server_is_still_refused_within_the_probes_seconds(tmp_path):
+    began = time.monotonic()
+    with pytest.raises(TrackingUnavailable, match="not reachable"):
+        open_experiment(config(tmp_path, tracking_uri=f"http://127.0.0.1:{free_port()}"))
+    assert time.monotonic() - began < PROBE_S  # refused: no wait for a server that is not there
+    with socket.socket() as listener:  # accepts connections and never answers: a server hung rather than down
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        began = time.monotonic()
+        with pytest.raises(TrackingUnavailable, match=f"its /health gave no answer in {PROBE_S} s"):
+            open_experiment(config(tmp_path, tracking_uri=f"http://127.0.0.1:{listener.getsockname()[1]}"))
+        assert time.monotonic() - began < PROBE_S + 3  # one probe, not the 30 s a live server gets
