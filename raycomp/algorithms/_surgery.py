@@ -4,11 +4,13 @@ surgery that creates new Parameters must do to optimizers built before it."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import torch
 from torch import nn
 
-from raycomp.core.algorithm import Algorithm
+from raycomp.algorithms._workload import surgery_refusal
+from raycomp.core.algorithm import Algorithm, Inapplicable
 from raycomp.core.event import Event
 from raycomp.core.state import State
 
@@ -24,6 +26,10 @@ class ModelSurgery(Algorithm):
 
     def match(self, event: Event, state: State) -> bool:
         return event is Event.INIT
+
+    def check_workload(self, model: nn.Module, batch: Any) -> Inapplicable | None:
+        """The surgery must find its target layers in ``model`` (a copy of it), and the changed model must run."""
+        return surgery_refusal(self, model, batch)
 
 
 def replace_params_in_optimizers(

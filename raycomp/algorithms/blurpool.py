@@ -34,6 +34,7 @@ from torch import nn
 from raycomp.algorithms._surgery import ModelSurgery
 from raycomp.algorithms.arguments import checked_arguments
 from raycomp.algorithms.blurpool_layers import BlurConv2d, BlurMaxPool2d
+from raycomp.algorithms.warnings import NoEffectWarning
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
@@ -57,11 +58,8 @@ def apply_blurpool(
     device = next((t.device for t in (*model.parameters(), *model.buffers())), torch.device("cpu"))
     _replace_children(model, replace_convs, replace_maxpools, blur_first, min_channels, device, {})
     if not any(isinstance(m, BlurConv2d | BlurMaxPool2d) for m in model.modules()):
-        warnings.warn(
-            "BlurPool changed no layer: the model has no strided Conv2d with >= min_channels input channels "
-            "and no MaxPool2d",
-            stacklevel=2,
-        )
+        reason = "the model has no strided Conv2d with >= min_channels input channels and no MaxPool2d"
+        warnings.warn(NoEffectWarning("BlurPool changed no layer", reason), stacklevel=2)
     return model
 
 

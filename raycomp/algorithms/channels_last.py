@@ -13,10 +13,12 @@ Runs on INIT, before the Trainer moves the model to its device (``.to(device)`` 
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import torch
 from torch import nn
 
-from raycomp.core.algorithm import Algorithm
+from raycomp.core.algorithm import Algorithm, Inapplicable
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
@@ -30,8 +32,16 @@ def apply_channels_last(model: nn.Module) -> nn.Module:
 class ChannelsLast(Algorithm):
     """Converts the model to the channels-last memory format on INIT."""
 
+    workload_arguments: ClassVar[frozenset[str] | None] = frozenset()
+
     def __init__(self) -> None:
         pass
+
+    def check_workload(self, model: nn.Module, batch: Any) -> Inapplicable | None:
+        """Only 4-D weights change: a model without convolutions would train exactly as without it."""
+        if any(parameter.dim() == 4 for parameter in model.parameters()):
+            return None
+        return Inapplicable("the model has no 4-D weights (convolutions) to store channels-last")
 
     def match(self, event: Event, state: State) -> bool:
         return event is Event.INIT

@@ -27,6 +27,7 @@ from torch.nn import functional as F
 
 from raycomp.algorithms._surgery import ModelSurgery
 from raycomp.algorithms.arguments import checked_arguments
+from raycomp.algorithms.warnings import NoEffectWarning
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
@@ -112,7 +113,9 @@ class FusedLayerNorm(ModelSurgery):
         use_apex = self.backend == "apex" or (self.backend == "auto" and apex_available())
         replaced = apply_fused_layernorm(state.model, self.backend, optimizers=state.optimizers)
         if replaced == 0:
-            warnings.warn("FusedLayerNorm changed no layer: the model has no nn.LayerNorm", stacklevel=2)
+            warnings.warn(
+                NoEffectWarning("FusedLayerNorm changed no layer", "the model has no nn.LayerNorm"), stacklevel=2
+            )
         logger.log_metrics(
             {"fused_layernorm/num_replaced": replaced, "fused_layernorm/apex": int(use_apex)}, state.step
         )

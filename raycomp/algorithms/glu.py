@@ -27,6 +27,7 @@ from torch import nn
 
 from raycomp.algorithms._surgery import ModelSurgery, replace_params_in_optimizers
 from raycomp.algorithms.arguments import checked_arguments
+from raycomp.algorithms.warnings import NoEffectWarning
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
@@ -133,5 +134,7 @@ class GatedLinearUnits(ModelSurgery):
             state.model, self.activation, self.width_ratio, self.multiple_of, optimizers=state.optimizers
         )
         if changed == 0:
-            warnings.warn("GatedLinearUnits changed no layer: no GPT MLP or GPT2MLP in the model", stacklevel=2)
+            warnings.warn(
+                NoEffectWarning("GatedLinearUnits changed no layer", "no GPT MLP or GPT2MLP in the model"), stacklevel=2
+            )
         logger.log_metrics({"gated_linear_units/num_replaced": changed}, state.step)

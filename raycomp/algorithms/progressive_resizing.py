@@ -24,14 +24,16 @@ instead of dividing by zero; sizes never round to 0; a crop may start at the las
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 import torch
 import torch.nn.functional as F
 from pydantic import Field
+from torch import nn
 
+from raycomp.algorithms._workload import batch_pair, resized_refusal
 from raycomp.algorithms.arguments import checked_arguments
-from raycomp.core.algorithm import Algorithm
+from raycomp.core.algorithm import Algorithm, Inapplicable
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
@@ -110,6 +112,10 @@ class ProgressiveResizing(Algorithm):
     Not with ``compile``: the image size changes with almost every step, each a recompilation.
     """
 
+    workload_arguments: ClassVar[frozenset[str] | None] = frozenset(
+        {"mode", "initial_scale", "size_increment", "resize_targets"}
+    )
+
     @checked_arguments
     def __init__(
         self,
@@ -150,12 +156,25 @@ class ProgressiveResizing(Algorithm):
     def match(self, event: Event, state: State) -> bool:
         return event is Event.AFTER_DATALOADER
 
+    def resized(self, input: torch.Tensor, target: torch.Tensor, scale: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """The batch at ``scale``, its width pinned to a multiple of ``size_increment``."""
+        width = input.shape[-1]
+        pinned_width = max(self.size_increment, round(width * scale / self.size_increment) * self.size_increment)
+        return resize_batch(input, target, pinned_width / width, self.mode, self.resize_targets)
+
+    def check_workload(self, model: nn.Module, batch: Any) -> Inapplicable | None:
+        """Training starts at ``initial_scale``: the inputs must be images, and the model must take them at that
+        size (a model built for one input size, such as a ViT's patch grid, cannot)."""
+        pair = batch_pair(batch)
+        target = pair[1] if pair else None
+        fix = "remove progressive_resizing (it needs images and a model that takes any image size)"
+        refusal = resized_refusal(model, batch, lambda x: self.resized(x, target, self.initial_scale)[0], fix)
+        return Inapplicable(refusal) if refusal else None
+
     def apply(self, event: Event, state: State, logger: Logger) -> None:
         input, target = state.batch_pair
         scale = self.scale_at(state.get_elapsed_duration().value)
-        width = input.shape[-1]
-        pinned_width = max(self.size_increment, round(width * scale / self.size_increment) * self.size_increment)
-        new_input, new_target = resize_batch(input, target, pinned_width / width, self.mode, self.resize_targets)
+        new_input, new_target = self.resized(input, target, scale)
         state.batch = type(state.batch)((new_input, new_target))
         logger.log_metrics(
             {

@@ -39,9 +39,11 @@ from pydantic import Field
 from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 
+from raycomp.algorithms._workload import batch_pair, resized_refusal, shape_of
 from raycomp.algorithms.arguments import checked_arguments
 from raycomp.algorithms.batchnorm import running_stat_layers
-from raycomp.core.algorithm import Algorithm
+from raycomp.base.errors import one_line
+from raycomp.core.algorithm import Algorithm, Inapplicable
 from raycomp.core.compiling import compile_model
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
@@ -244,6 +246,7 @@ class SelectiveBackprop(Algorithm):
     """
 
     first_on: ClassVar[frozenset[Event]] = frozenset({Event.AFTER_DATALOADER})
+    workload_arguments: ClassVar[frozenset[str] | None] = frozenset({"scale_factor"})
 
     @checked_arguments
     def __init__(
@@ -276,6 +279,25 @@ class SelectiveBackprop(Algorithm):
             else:
                 self._score = compile_model(model, state.compile_mode)
         return self._score
+
+    def check_workload(self, model: nn.Module, batch: Any) -> Inapplicable | None:
+        """Selection ranks ``(input, target)`` samples by one loss each (``loss(..., reduction="none")``); with
+        ``scale_factor < 1`` the inputs must be images that the model takes at the downsampled size."""
+        if batch_pair(batch) is None:
+            return Inapplicable(f"the batch is {shape_of(batch)}; selection needs (input, target) pairs")
+        if self.scale_factor < 1:
+            refusal = resized_refusal(model, batch, lambda x: downsample(x, self.scale_factor), "set it to 1")
+            if refusal:
+                return Inapplicable(refusal, "scale_factor")
+        try:
+            losses = model.loss(model(batch), batch, reduction="none")
+        except Exception as error:
+            return Inapplicable(f"the model's loss(outputs, batch, reduction='none') failed: {one_line(error)}")
+        samples = len(batch[0])
+        if not isinstance(losses, torch.Tensor) or losses.dim() == 0 or losses.shape[0] != samples:
+            shown = shape_of(losses)
+            return Inapplicable(f"loss(..., reduction='none') gave {shown}; selection needs one loss per sample")
+        return None
 
     def match(self, event: Event, state: State) -> bool:
         if event is Event.INIT:

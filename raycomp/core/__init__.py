@@ -4,7 +4,7 @@ Only torch and the standard library are imported here, and nothing happens at im
 (no signal handlers, atexit hooks, process groups or CUDA initialisation).
 """
 
-from raycomp.core.algorithm import Algorithm
+from raycomp.core.algorithm import Algorithm, Inapplicable
 from raycomp.core.callback import Callback
 from raycomp.core.engine import Engine
 from raycomp.core.event import Event
@@ -38,6 +38,7 @@ __all__ = [
     "Engine",
     "Evaluator",
     "Event",
+    "Inapplicable",
     "LinearScheduler",
     "LinearWithWarmupScheduler",
     "Logger",

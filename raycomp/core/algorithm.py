@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
+    from torch import nn
+
     from raycomp.core.event import Event
     from raycomp.core.logger import Logger
     from raycomp.core.state import State
@@ -14,6 +17,15 @@ if TYPE_CHECKING:
 # Every Algorithm subclass defined so far, by import path. Checkpoints name their algorithms by path;
 # looking the path up here (instead of importing it) means a checkpoint can never make us import code.
 _REGISTRY: dict[str, type[Algorithm]] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Inapplicable:
+    """Why an algorithm cannot run on a workload, with the fix in ``reason``; ``argument`` names the constructor
+    argument whose value is at fault (SelectiveBackprop's ``scale_factor``), None when the algorithm as a whole is."""
+
+    reason: str
+    argument: str | None = None
 
 
 class Algorithm(ABC):
@@ -29,6 +41,9 @@ class Algorithm(ABC):
 
     first_on: ClassVar[frozenset[Event]] = frozenset()
     last_on: ClassVar[frozenset[Event]] = frozenset()
+    # The constructor arguments ``check_workload`` reads (None: any may): a sweep checks each value it can draw of
+    # these, not every combination of every swept argument, each a forward of the model.
+    workload_arguments: ClassVar[frozenset[str] | None] = None
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Algorithm:
         instance = super().__new__(cls)
@@ -65,6 +80,17 @@ class Algorithm(ABC):
     def required_on_load() -> bool:
         """True if a checkpoint trained with this algorithm cannot be loaded without it (model surgery)."""
         return False
+
+    def check_workload(self, model: nn.Module, batch: Any) -> Inapplicable | None:
+        """Why this algorithm cannot train ``model`` on batches like ``batch``; None when it can (or cannot tell).
+
+        Asked before any run starts (the config's preflight; an automatic choice of methods), so that a method
+        that would fail, or change nothing, in every trial is refused once. ``model`` is the run's model built
+        on the CPU, in train mode, called under ``torch.no_grad``; ``batch`` is a real batch of two from the
+        training data. Both are shared by every algorithm's check: copy the model before changing it.
+        """
+        del model, batch
+        return None
 
     @abstractmethod
     def match(self, event: Event, state: State) -> bool:

@@ -23,10 +23,12 @@ from pydantic import Field
 from torch import nn
 
 from raycomp.algorithms._surgery import replace_params_in_optimizers
+from raycomp.algorithms._workload import surgery_refusal
 from raycomp.algorithms.alibi.bias import ALiBiBias, alibi_bias, alibi_slopes
 from raycomp.algorithms.arguments import checked_arguments
 from raycomp.algorithms.seq_length_warmup import set_batch_sequence_length
-from raycomp.core.algorithm import Algorithm
+from raycomp.algorithms.warnings import NoEffectWarning
+from raycomp.core.algorithm import Algorithm, Inapplicable
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
@@ -90,7 +92,8 @@ def apply_alibi(
                 removed.append(zero_and_freeze_positions(module, max_sequence_length))
     replace_params_in_optimizers(removed, [], optimizers)
     if changed == 0 and not any(isinstance(m, ALiBiBias) for m in model.modules()):
-        warnings.warn("ALiBi changed no attention: no raycomp GPT or Hugging Face GPT-2 attention found", stacklevel=2)
+        reason = "no raycomp GPT or Hugging Face GPT-2 attention found"
+        warnings.warn(NoEffectWarning("ALiBi changed no attention", reason), stacklevel=2)
     return changed
 
 
@@ -166,6 +169,10 @@ class Alibi(Algorithm):
     @staticmethod
     def required_on_load() -> bool:
         return True
+
+    def check_workload(self, model: nn.Module, batch: Any) -> Inapplicable | None:
+        """Its surgery must find attention it knows in ``model`` (a copy of it), and the changed model must run."""
+        return surgery_refusal(self, model, batch)
 
     def match(self, event: Event, state: State) -> bool:
         return event is Event.INIT or (event is Event.AFTER_DATALOADER and self.train_sequence_length_scaling < 1)
