@@ -63,7 +63,11 @@ def _evaluate_one(state: State, engine: Engine, evaluator: Evaluator, device: to
         engine.run_event(Event.EVAL_BATCH_END)
     loss_sum, correct, count = sum_over_ranks(totals, state.world_size).tolist()
     label = evaluator.label
-    metrics = {f"{label}/{keys.LOSS}": loss_sum / max(count, 1), f"{label}/{keys.ACCURACY}": correct / max(count, 1)}
+    if count == 0:  # summed over ranks: every rank raises together, none waits in a collective
+        raise ValueError(
+            f"evaluator {label!r}: its dataloader yielded no batches (an empty eval set has no loss or accuracy)"
+        )
+    metrics = {f"{label}/{keys.LOSS}": loss_sum / count, f"{label}/{keys.ACCURACY}": correct / count}
     for name, metric in extra.items():
         metrics.update(metric_values(f"{label}/{name}", metric.compute()))  # collective under DDP
     return metrics

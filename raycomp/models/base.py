@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from raycomp.core.evaluator import named_metrics
+from raycomp.models.outputs import logits_of
 
 if TYPE_CHECKING:
     from torchmetrics import Metric
@@ -52,7 +53,8 @@ class RaycompModel(nn.Module, ABC):
 
 
 class ClassifierModel(RaycompModel):
-    """Wraps a plain ``nn.Module`` that maps inputs to logits, for ``(input, target)`` batches.
+    """Wraps a plain ``nn.Module`` that maps inputs to logits, for ``(input, target)`` batches. The logits may come
+    as a tensor or in a dict or object as ``logits`` (``raycomp.models.outputs.logits_of``).
 
     ``val_metrics`` (as in Composer's ``ComposerClassifier``) are what ``get_metrics`` offers evaluators.
     """
@@ -73,9 +75,8 @@ class ClassifierModel(RaycompModel):
 
     def forward(self, batch: Batch) -> torch.Tensor:
         inputs, _ = batch
-        outputs = self.module(inputs)
-        # A Hugging Face model returns an output object; its logits are what a classifier's loss reads.
-        return outputs if isinstance(outputs, torch.Tensor) else outputs.logits
+        # A Hugging Face model returns an output object, others a dict: their logits are what the loss reads.
+        return logits_of(self.module(inputs))
 
     def loss(self, outputs: torch.Tensor, batch: Batch, reduction: str = "mean") -> torch.Tensor:
         _, targets = batch
