@@ -16,7 +16,10 @@ from typing import Any
 
 from torch.utils.data import Dataset
 
+from raycomp.base.errors import one_line
+
 SPLITS = ("train", "val")
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")  # ImageFolder's
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 _RESIZE_RATIO = 256 / 224  # eval: resize the short side to this times image_size, then crop image_size
@@ -43,7 +46,36 @@ def folder_problems(root: str | None) -> list[str]:
     unknown = [name for name in val if name not in train]
     if unknown:
         return [f"{base / 'val'} has classes train/ lacks: {', '.join(unknown[:5])}"]
+    empty = [name for name in train if not _holds_image(base / "train" / name)]
+    if empty:
+        listed = ", ".join(empty[:5])
+        return [f"{base / 'train'} has class folders without images: {listed} (give each an image, or remove it)"]
+    if not any(_holds_image(base / "val" / name) for name in val):
+        return [f"{base / 'val'} holds no images: the eval set would be empty (add images per class under it)"]
     return []
+
+
+def _holds_image(folder: Path) -> bool:
+    """Whether ``folder`` (or a folder in it) holds a file ``ImageFolder`` reads; stops at the first."""
+    for _, _, files in os.walk(folder, followlinks=True):
+        if any(name.lower().endswith(IMAGE_EXTENSIONS) for name in files):
+            return True
+    return False
+
+
+def undecodable_image(dataset: Any) -> str | None:
+    """The first image of each class of an ``ImageFolder``, decoded as training decodes it: the first that
+    fails, with the error (None: all decode). One per class, so a corrupt file elsewhere is found only in training."""
+    seen: set[int] = set()
+    for path, label in dataset.samples:
+        if label in seen:
+            continue
+        seen.add(label)
+        try:
+            dataset.loader(path)
+        except Exception as error:
+            return f"{path} cannot be decoded ({one_line(error)}): replace or remove it"
+    return None
 
 
 def transforms(image_size: int, train: bool) -> Any:

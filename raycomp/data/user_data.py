@@ -56,11 +56,16 @@ def call_user_data(class_path: str, init_args: Mapping[str, Any]) -> UserData:
     return as_user_data(import_callable(class_path)(**init_args), class_path)
 
 
-def module_loaders(module: Any, world: int, rank: int, seed: int) -> tuple[DataLoader, DataLoader]:
-    """A data module's ``(train, val)`` loaders after its ``prepare_data``/``setup``, sharded when ``world > 1``."""
+def prepare_module(module: Any) -> None:
+    """Runs a data module's ``prepare_data()`` and ``setup("fit")``, those it has, as Lightning does before fitting."""
     for hook, args in (("prepare_data", ()), ("setup", ("fit",))):
         if callable(getattr(module, hook, None)):
             getattr(module, hook)(*args)
+
+
+def module_loaders(module: Any, world: int, rank: int, seed: int) -> tuple[DataLoader, DataLoader]:
+    """A data module's ``(train, val)`` loaders after its ``prepare_data``/``setup``, sharded when ``world > 1``."""
+    prepare_module(module)
     train, val = module.train_dataloader(), module.val_dataloader()
     if isinstance(val, list | tuple):  # Lightning allows several; raycomp evaluates on the first
         val = val[0]
