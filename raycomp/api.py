@@ -49,7 +49,7 @@ def sweep(
 ) -> SweepResult:
     """Runs ``experiment``'s sweep; a bad config raises ``ConfigError`` (one line per problem) before Ray."""
     from raycomp.cli.tune import _tune
-    from raycomp.config.preflight import user_code_problems
+    from raycomp.config.preflight import preflight_problems
     from raycomp.config.user_code import user_code_on_path
     from raycomp.launch.run_folder import run_guarded
     from raycomp.shipped import ship
@@ -68,7 +68,7 @@ def sweep(
     if isinstance(experiment, Mapping):
         source = "<python>"
         config = ExperimentConfig.from_dict(experiment, source=source).with_overrides(_flat(sets))
-        problems = user_code_problems(config)
+        problems = preflight_problems(config)
         if problems:
             raise ConfigError([f"{source}: {'.'.join(map(str, path))}: {message}" for path, message in problems])
     else:

@@ -35,3 +35,81 @@ class SquaredErrorNet(RaycompModel):
         per_sample = ((outputs - target) ** 2).mean(dim=1)
         return {"none": per_sample, "sum": per_sample.sum()}.get(reduction, per_sample.mean())
 '''
+
+# Models and data for the preflight's tests (``cases`` fixtures write it as ``my_project/cases.py``): tabular data,
+# a regression RaycompModel, outputs of every wrong shape, data modules that fail.
+CASES_MODULE = '''
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from raycomp.models import RaycompModel
+
+
+def tabular(num_train: int = 8, num_eval: int = 4, regression: bool = False):
+    """Two features a sample, of classes 0, 1, 0, 1, ... shifting their mean (or, for regression, their sum)."""
+    generator = torch.Generator().manual_seed(0)
+
+    def split(n):
+        labels = torch.arange(n) % 2
+        features = torch.randn(n, 2, generator=generator) + 2 * labels.view(-1, 1)
+        return TensorDataset(features, features.sum(dim=1) if regression else labels)
+
+    return split(num_train), split(num_eval)
+
+
+class TabularModule:
+    """The same data as a data module, whose setup("fit") may fail or whose eval loader may yield nothing."""
+
+    def __init__(self, fail_in_setup: bool = False, num_eval: int = 4) -> None:
+        self.fail_in_setup, self.num_eval = fail_in_setup, num_eval
+
+    def setup(self, stage: str) -> None:
+        if self.fail_in_setup:
+            raise RuntimeError("the feature store did not answer")
+        self.train, self.val = tabular(num_eval=self.num_eval)
+
+    def train_dataloader(self):
+        return DataLoader(self.train, batch_size=4)
+
+    def val_dataloader(self):
+        return DataLoader(self.val, batch_size=4)
+
+
+def mlp(num_classes: int = 2) -> nn.Module:
+    return nn.Linear(2, num_classes)
+
+
+def forwarded(**kwargs) -> nn.Module:
+    """Passes its arguments on, as torchvision's resnet18 does: only the call shows one it does not take."""
+    return nn.Linear(**kwargs)
+
+
+class DictLogits(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(2, 2)
+
+    def forward(self, x):
+        return {"logits": self.linear(x), "features": x}
+
+
+class TupleOutput(DictLogits):
+    def forward(self, x):
+        return self.linear(x), x
+
+
+class Regression(RaycompModel):
+    """A RaycompModel with its own loss (squared error on float targets); ``per_sample`` False ignores reduction."""
+
+    def __init__(self, per_sample: bool = True) -> None:
+        super().__init__()
+        self.per_sample = per_sample
+        self.linear = nn.Linear(2, 1)
+
+    def forward(self, batch):
+        return self.linear(batch[0]).squeeze(1)
+
+    def loss(self, outputs, batch, reduction="mean"):
+        return nn.functional.mse_loss(outputs, batch[1], reduction=reduction if self.per_sample else "mean")
+'''

@@ -14,7 +14,7 @@ import yaml
 
 from raycomp.base.errors import ConfigError
 from raycomp.config.messages import KeyPath, format_problems, show, show_text
-from raycomp.config.preflight import user_code_problems
+from raycomp.config.preflight import preflight_problems
 from raycomp.config.schema import ExperimentConfig
 from raycomp.config.sweep import assign
 from raycomp.config.yaml_text import Refused, load_value, parse_yaml, read_text
@@ -64,7 +64,7 @@ def load_experiment(path: str | os.PathLike[str], overrides: Sequence[str] = ())
         raise ConfigError(problems)
     config = ExperimentConfig.from_dict(data, source=source, locations=locations)
     check_data_source(config, locations.get(("data", "root"), source))
-    problems = user_code_problems(config)  # the user's model and data callables, called once, here
+    problems = preflight_problems(config)  # the model and data built and run once, here, with the methods
     if problems:
         raise ConfigError(format_problems(problems, source, locations))
     return config

@@ -13,6 +13,10 @@ from raycomp.models import LanguageModel
 from raycomp.models.gpt import GPT, GPTConfig
 
 TINY = GPTConfig(seq_len=16, d_model=32, n_layers=2, n_heads=4)
+# An experiment's model and data a transformer surgery finds its targets in (it refuses the default cnn's).
+LANGUAGE_MODEL_YAML = (
+    "model: {name: gpt, d_model: 32, n_layers: 1, n_heads: 2}\ndata: {name: stdlib_text, seq_len: 32}\n"
+)
 
 
 def tiny_lm(seed: int = 0, config: GPTConfig = TINY) -> LanguageModel:

@@ -5,7 +5,7 @@ import math
 
 import pytest
 import torch
-from lm_helpers import TINY, lm_trainer, same_weights, tiny_lm, token_loader
+from lm_helpers import LANGUAGE_MODEL_YAML, TINY, lm_trainer, same_weights, tiny_lm, token_loader
 from torch.nn import functional as F
 
 from raycomp import Event
@@ -251,7 +251,8 @@ def test_hf_gpt2_trains_with_alibi_and_round_trips_a_checkpoint(transformers, tm
 
 def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
-    path.write_text("algorithms:\n  alibi:\n    max_sequence_length: 512\n    train_sequence_length_scaling: 0.5\n")
+    arguments = "    max_sequence_length: 512\n    train_sequence_length_scaling: 0.5\n"
+    path.write_text(LANGUAGE_MODEL_YAML + "algorithms:\n  alibi:\n" + arguments)
     [algorithm] = load_experiment(str(path)).build_algorithms()
     assert isinstance(algorithm, Alibi)
     assert (algorithm.max_sequence_length, algorithm.train_sequence_length_scaling) == (512, 0.5)

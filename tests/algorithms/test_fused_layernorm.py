@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from lm_helpers import lm_trainer, same_weights, tiny_lm
+from lm_helpers import LANGUAGE_MODEL_YAML, lm_trainer, same_weights, tiny_lm
 from torch import nn
 
 from raycomp import Event
@@ -111,6 +111,6 @@ def test_loading_without_fused_layernorm_recreates_it_when_asked(trained_folder,
 
 def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
-    path.write_text("algorithms:\n  fused_layernorm:\n    backend: torch\n")
+    path.write_text(LANGUAGE_MODEL_YAML + "algorithms:\n  fused_layernorm:\n    backend: torch\n")
     [algorithm] = load_experiment(str(path)).build_algorithms()
     assert isinstance(algorithm, FusedLayerNorm) and algorithm.backend == "torch"

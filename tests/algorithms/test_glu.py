@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from lm_helpers import lm_trainer, same_weights, tiny_lm, token_loader
+from lm_helpers import LANGUAGE_MODEL_YAML, lm_trainer, same_weights, tiny_lm, token_loader
 from torch import nn
 from torch.nn import functional as F
 
@@ -137,6 +137,7 @@ def test_hf_gpt2_mlps_are_gated():
 
 def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
-    path.write_text("algorithms:\n  gated_linear_units:\n    activation: relu\n    width_ratio: 1.0\n")
+    arguments = "    activation: relu\n    width_ratio: 1.0\n"
+    path.write_text(LANGUAGE_MODEL_YAML + "algorithms:\n  gated_linear_units:\n" + arguments)
     [algorithm] = load_experiment(str(path)).build_algorithms()
     assert isinstance(algorithm, GatedLinearUnits) and (algorithm.activation, algorithm.width_ratio) == ("relu", 1.0)

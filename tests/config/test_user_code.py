@@ -163,7 +163,7 @@ def test_user_code_on_path_is_idempotent(tmp_path, monkeypatch):
     assert sys.path.count(str(tmp_path)) == 1
 
 
-def test_surgery_finds_its_targets_in_foreign_models_or_refuses_in_one_line(tmp_path):
+def test_surgery_finds_its_targets_in_foreign_models_or_refuses_in_one_line(tmp_path, user_project):
     resnet = "model: {class_path: torchvision.models.resnet18}\n"
     fits = write(tmp_path, resnet + "algorithms: {blurpool: {}, channels_last: {}}\n", "fits.yaml")
     assert load_experiment(fits).algorithms == {"blurpool": {}, "channels_last": {}}
@@ -179,24 +179,26 @@ def test_surgery_finds_its_targets_in_foreign_models_or_refuses_in_one_line(tmp_
         f"{refused}:5: algorithms.fused_layernorm: FusedLayerNorm cannot apply to torchvision.models.resnet18: the "
         "model has no nn.LayerNorm",
     ]
-    vit = write(tmp_path, "model: {class_path: torchvision.models.vit_b_16}\nalgorithms: {blurpool: {}}\n", "v.yaml")
+    vit = write(tmp_path, "model:\n  class_path: torchvision.models.VisionTransformer\n  init_args: {image_size: 32, "
+                "patch_size: 8, num_layers: 1, num_heads: 2, hidden_dim: 16, mlp_dim: 16}\n"
+                "algorithms: {blurpool: {}}\n", "v.yaml")  # fmt: skip
     assert only_problem(vit) == (
-        f"{vit}:2: algorithms.blurpool: BlurPool cannot apply to torchvision.models.vit_b_16: the model has no "
-        "strided Conv2d with >= min_channels input channels and no MaxPool2d"
+        f"{vit}:4: algorithms.blurpool: BlurPool cannot apply to torchvision.models.VisionTransformer: the model has "
+        "no strided Conv2d with >= min_channels input channels and no MaxPool2d"
     )
-    mlp = write(tmp_path, "model: {class_path: torch.nn.Linear, init_args: {in_features: 4, out_features: 2}}\n"
-                "algorithms: {channels_last: {}}\n", "mlp.yaml")  # fmt: skip
+    mlp = write(tmp_path, "model: {class_path: my_project.odd.linear_classifier, "
+                "init_args: {num_classes: 10, size: 32}}\nalgorithms: {channels_last: {}}\n", "mlp.yaml")  # fmt: skip
     assert only_problem(mlp) == (
-        f"{mlp}:2: algorithms.channels_last: ChannelsLast cannot apply to torch.nn.Linear: the model has no 4-D "
-        "weights (convolutions) to store channels-last"
+        f"{mlp}:2: algorithms.channels_last: ChannelsLast cannot apply to my_project.odd.linear_classifier: the model "
+        "has no 4-D weights (convolutions) to store channels-last"
     )
 
 
 def test_a_timm_model_by_class_path_is_checked_like_any_other(tmp_path):
     pytest.importorskip("timm")
-    good = write(tmp_path, "model: {class_path: timm.create_model, init_args: {model_name: resnet18, num_classes: 3}}\n"
-                 "algorithms: {blurpool: {}, channels_last: {}}\n")  # fmt: skip
-    assert load_experiment(good).metric_num_classes == 3
+    good = write(tmp_path, "model: {class_path: timm.create_model, init_args: {model_name: resnet18, num_classes: 10}}"
+                 "\nalgorithms: {blurpool: {}, channels_last: {}}\n")  # fmt: skip
+    assert load_experiment(good).metric_num_classes == 10
     timm = "model:\n  class_path: timm.create_model\n"
     bad = write(tmp_path, timm + "  init_args: {model_name: resnet18, num_clases: 3}\n", "bad.yaml")
     assert only_problem(bad).startswith(f"{bad}:3: model.init_args.num_clases: calling timm.create_model failed")
@@ -214,14 +216,11 @@ def test_a_sweep_may_search_the_user_models_arguments(user_project):
         ExperimentConfig.from_dict({**base, "sweep": {"space": {"model.init_args.dropot": {"choice": [0.2]}}}})
 
 
-def test_transformer_surgery_finds_its_targets_in_a_hugging_face_gpt2_built_from_a_config(tmp_path):
+def test_transformer_surgery_finds_its_targets_in_a_hugging_face_gpt2(tmp_path):
     pytest.importorskip("transformers")
     path = write(tmp_path, """\
-        model:
-          class_path: raycomp.models.hugging_face.from_config
-          init_args:
-            model_class: transformers.GPT2LMHeadModel
-            config: {n_layer: 1, n_embd: 32, n_head: 2, n_positions: 64, vocab_size: 256}
+        model: {name: gpt2_hf, d_model: 32, n_layers: 1, n_heads: 2}
+        data: {name: stdlib_text, seq_len: 64}
         algorithms: {alibi: {max_sequence_length: 128}, gated_linear_units: {}, fused_layernorm: {}}
         """)  # fmt: skip
     assert list(load_experiment(path).algorithms) == ["alibi", "gated_linear_units", "fused_layernorm"]

@@ -1,0 +1,215 @@
+"""The run's workload, built once on the driver before Ray starts: its model on the CPU and a batch of two from each
+split of its data, run forward as training and evaluation run them.
+
+A wrong class count, a dict or tuple output, an empty eval set, a data module whose ``setup`` raises or an image
+that does not decode would otherwise fail every trial on its first batch (each retried); here each is one
+``WorkloadProblem`` at its config key. The built-in data costs next to nothing: the synthetic set is made with two
+samples, and CIFAR-10 and the text sets, whose shapes are fixed, are stood in for by batches of those shapes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from raycomp.base.errors import one_line
+from raycomp.config.call_problems import call_problem
+from raycomp.config.messages import KeyPath, Problem
+from raycomp.data.probe import PROBE_SIZE, dataset_batch, declared_classes, probe_batches
+from raycomp.models import ClassifierModel, RaycompModel
+from raycomp.models.outputs import classifier_output_problem, described
+
+if TYPE_CHECKING:
+    from raycomp.config.schema import ExperimentConfig
+
+_CIFAR10_SHAPE, _CIFAR10_CLASSES = (3, 32, 32), 10
+
+
+@dataclasses.dataclass
+class Workload:
+    """The model a run trains (built on the CPU), a batch of two from its training and eval data, and how many
+    classes the data says it has (None when it does not say): what methods are checked against."""
+
+    model: RaycompModel
+    train_batch: Any
+    eval_batch: Any
+    num_classes: int | None = None
+
+
+class WorkloadProblem(Exception):
+    """The workload cannot be built or run: ``problems`` are ``(key path, message)`` pairs, as a config error's."""
+
+    def __init__(self, *problems: Problem) -> None:
+        super().__init__("; ".join(message for _, message in problems))
+        self.problems: list[Problem] = list(problems)
+
+
+def build_workload(config: ExperimentConfig) -> Workload:
+    """``config``'s model and a batch of two of each split, checked by one forward each (train mode for the training
+    batch, eval mode for the eval one, under ``no_grad``); a ``WorkloadProblem`` saying what is wrong (the model's
+    and the data's problems together, when both cannot be built)."""
+    failed: list[Problem] = []  # the model's and the data's problems, both: neither hides the other
+    try:
+        train_batch, eval_batch, classes = _batches(config)
+    except WorkloadProblem as failure:
+        failed += failure.problems
+    try:
+        model = _model(config)
+    except WorkloadProblem as failure:
+        failed += failure.problems
+    if failed:
+        raise WorkloadProblem(*failed)
+    workload = Workload(model, train_batch, eval_batch, classes)
+    if not any(parameter.requires_grad for parameter in workload.model.parameters()):
+        message = f"{model_label(config)} has no parameters to train (an optimizer needs at least one)"
+        raise WorkloadProblem((_blamed(config), message))
+    with torch.no_grad():
+        for split, batch in (("train", train_batch), ("eval", eval_batch)):
+            workload.model.train(split == "train")
+            _check_forward(config, workload, split, batch)
+    workload.model.train()
+    return workload
+
+
+def model_label(config: ExperimentConfig) -> str:
+    return config.model.class_path or f"the {config.model.name!r} model"
+
+
+def _model(config: ExperimentConfig) -> RaycompModel:
+    section = config.model
+    if section.class_path is None:
+        from raycomp.config.recipe import build_model_for
+
+        torch.manual_seed(config.seed)
+        try:
+            return build_model_for(config)
+        except Exception as error:  # gpt2_hf without transformers installed, say
+            message = f"building {model_label(config)} failed: {one_line(error)}"
+            raise WorkloadProblem((("model", "name"), message)) from None
+    from raycomp.base.import_path import import_callable
+    from raycomp.models import as_raycomp_model
+
+    target = import_callable(section.class_path)
+    torch.manual_seed(config.seed)
+    try:
+        built = target(**section.init_args)
+    except Exception as error:
+        raise WorkloadProblem(call_problem("model", target, section.class_path, section.init_args, error)) from None
+    try:
+        return as_raycomp_model(built, section.class_path)
+    except TypeError as error:
+        raise WorkloadProblem((("model", "class_path"), str(error))) from None
+
+
+def _batches(config: ExperimentConfig) -> tuple[Any, Any, int | None]:
+    """``(train batch, eval batch, declared classes)`` of the config's data, each batch of at most two samples."""
+    data = config.data
+    if data.class_path is not None:
+        return _user_batches(config)
+    if data.name == "synthetic":
+        from raycomp.config.recipe import data_seed
+        from raycomp.data.synthetic import SyntheticCIFAR
+
+        train, test = (SyntheticCIFAR(PROBE_SIZE, split, seed=data_seed(config)) for split in ("train", "test"))
+        return dataset_batch(train, "train"), dataset_batch(test, "eval"), declared_classes(train)
+    if data.name == "cifar10":  # its shape and classes are fixed: reading 50,000 images would tell nothing more
+        images = torch.zeros(PROBE_SIZE, *_CIFAR10_SHAPE)
+        labels = torch.tensor([0, _CIFAR10_CLASSES - 1])
+        return (images, labels), (images, labels), _CIFAR10_CLASSES
+    from raycomp.data import TEXT_DATASETS
+
+    if data.name in TEXT_DATASETS:  # byte tokens, and the same shifted by one as targets (TokenSequences)
+        tokens = torch.zeros(PROBE_SIZE, data.seq_len, dtype=torch.long)
+        return (tokens, tokens), (tokens, tokens), None
+    return _file_batches(config)
+
+
+def _user_batches(config: ExperimentConfig) -> tuple[Any, Any, int | None]:
+    from raycomp.base.import_path import import_callable
+    from raycomp.data.user_data import as_user_data
+
+    data = config.data
+    class_path = str(data.class_path)
+    target = import_callable(class_path)
+    try:
+        returned = target(**data.init_args)
+    except Exception as error:
+        raise WorkloadProblem(call_problem("data", target, class_path, data.init_args, error)) from None
+    try:
+        user = as_user_data(returned, class_path)
+    except TypeError as error:
+        raise WorkloadProblem((("data", "class_path"), str(error))) from None
+    try:
+        train, evaluation = probe_batches(user)
+    except ValueError as error:
+        raise WorkloadProblem((("data", "class_path"), f"{class_path}: {error}")) from None
+    return train, evaluation, declared_classes(user.datasets[0]) if user.datasets else None
+
+
+def _file_batches(config: ExperimentConfig) -> tuple[Any, Any, int | None]:
+    """An image folder (one image of each class decoded) or a local Hugging Face dataset, read as a run reads it."""
+    data = config.data
+    root = str(data.root)
+    try:
+        if data.name == "image_folder":
+            from raycomp.data.image_folder import image_folder_datasets, undecodable_image
+
+            train, evaluation = image_folder_datasets(root, data.image_size)
+            undecodable = undecodable_image(train)
+            if undecodable:
+                raise WorkloadProblem((("data", "root"), undecodable))
+        else:
+            from raycomp.data.hf_dataset import hf_datasets
+
+            train, evaluation = hf_datasets(
+                root, data.train_split, data.eval_split, data.input_column, data.label_column,
+                data.image_size, data.seq_len,
+            )  # fmt: skip
+        return dataset_batch(train, "train"), dataset_batch(evaluation, "eval"), declared_classes(train)
+    except WorkloadProblem:
+        raise
+    except ValueError as error:  # an empty split, samples that do not batch: said in the probe's own words
+        raise WorkloadProblem((("data", "root"), f"{root}: {error}")) from None
+    except Exception as error:
+        raise WorkloadProblem((("data", "root"), f"{root}: {one_line(error)}")) from None
+
+
+def _check_forward(config: ExperimentConfig, workload: Workload, split: str, batch: Any) -> None:
+    """One forward of ``batch`` and its loss, as training (or evaluation) runs them; a plain module's output must be
+    logits with a class for every label. A ``RaycompModel`` brings its own loss: whatever it accepts is right."""
+    model, label, blamed = workload.model, model_label(config), _blamed(config)
+    data_label = config.data.class_path or f"the {config.data.name!r} data"
+    on = f"a batch of {data_label}'s {split} set"
+    try:
+        outputs = model(batch)
+    except Exception as error:
+        raise WorkloadProblem((blamed, f"{label} fails on {on}: {one_line(error)}")) from None
+    if isinstance(model, ClassifierModel):
+        targets = batch[1] if isinstance(batch, list | tuple) and len(batch) == 2 else None
+        problem = classifier_output_problem(outputs, targets, workload.num_classes)
+        if problem:
+            raise WorkloadProblem((_classes_key(config), f"{label} on {on}: {problem}"))
+    try:
+        loss = model.loss(outputs, batch)
+    except Exception as error:
+        raise WorkloadProblem((blamed, f"{label}'s loss fails on {on}: {one_line(error)}")) from None
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.is_floating_point():
+        message = f"{label}'s loss(outputs, batch) gave {described(loss)}; it must be a float scalar"
+        raise WorkloadProblem((blamed, message))
+
+
+def _blamed(config: ExperimentConfig) -> KeyPath:
+    """Where a model that cannot run on the data is reported: the user's model, else the user's data, else the name."""
+    if config.data.class_path and not config.model.class_path:
+        return ("data", "class_path")
+    return ("model", "class_path") if config.model.class_path else ("model", "name")
+
+
+def _classes_key(config: ExperimentConfig) -> KeyPath:
+    """Where a model's class count is set: ``model.num_classes``, ``model.init_args.num_classes``, or its path."""
+    model = config.model
+    if model.class_path is None:
+        return ("model", "num_classes")
+    return ("model", "init_args", "num_classes") if "num_classes" in model.init_args else ("model", "class_path")

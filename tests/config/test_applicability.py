@@ -1,0 +1,101 @@
+"""Every method checked against the workload before Ray (issue 32 item 1): each algorithm says, on the real model
+and a real batch of two, whether it can run; a configuration that cannot is one line at its key."""
+
+from __future__ import annotations
+
+import pytest
+from config_files import only_problem, problems, write
+from test_preflight import TABULAR, VIT
+from user_code import CASES_MODULE
+
+from raycomp.algorithms import LabelSmoothing
+from raycomp.algorithms.registry import ALGORITHMS
+from raycomp.config import load_experiment
+from raycomp.config.applicability import applicable_algorithms
+from raycomp.config.probe import build_workload
+from raycomp.core import Inapplicable
+
+MLP = "model: {class_path: my_project.cases.mlp}\n"
+DOWNSAMPLING_TABULAR = (
+    "the input is a 2-D float32 tensor of shape (2, 2); downsampling needs images (3-, 4- or 5-D float tensors): "
+    "set it to 1"
+)
+
+
+@pytest.fixture
+def cases(user_project):
+    (user_project / "my_project" / "cases.py").write_text(CASES_MODULE)
+    return user_project
+
+
+def test_downsampling_tabular_inputs_is_refused_at_scale_factor(tmp_path, cases):
+    path = write(tmp_path, MLP + TABULAR + "algorithms:\n  selective_backprop: {scale_factor: 0.5}\n")
+    assert only_problem(path) == f"{path}:4: algorithms.selective_backprop.scale_factor: {DOWNSAMPLING_TABULAR}"
+    assert load_experiment(path, ["algorithms.selective_backprop.scale_factor=1"]).algorithms["selective_backprop"]
+
+
+def test_resizing_methods_are_refused_for_a_fixed_input_size_model(tmp_path):
+    path = write(tmp_path, VIT + "algorithms:\n  selective_backprop: {}\n  progressive_resizing: {}\n")
+    found = problems(path)
+    assert len(found) == 2
+    assert found[0].startswith(
+        f"{path}:5: algorithms.selective_backprop.scale_factor: the model cannot take the (2, 3, 16, 16) inputs "
+        "downsampling makes (AssertionError: Wrong image height! Expected 32 but got 16!): set it to 1"
+    )  # scale_factor is not in the file: the line is its algorithm's
+    assert found[1] == (
+        f"{path}:6: algorithms.progressive_resizing: ProgressiveResizing cannot apply to torchvision.models."
+        "VisionTransformer: the model cannot take the (2, 3, 16, 16) inputs downsampling makes (AssertionError: "
+        "Wrong image height! Expected 32 but got 16!): remove progressive_resizing (it needs images and a model "
+        "that takes any image size)"
+    )
+    cnn = write(tmp_path, "algorithms:\n  selective_backprop: {}\n  progressive_resizing: {}\n", "cnn.yaml")
+    assert list(load_experiment(cnn).algorithms) == ["selective_backprop", "progressive_resizing"]
+
+
+def test_selection_needs_one_loss_per_sample_from_a_raycomp_model(tmp_path, cases):
+    data = "data: {class_path: my_project.cases.tabular, init_args: {regression: true}}\n"
+    model = "model: {class_path: my_project.cases.Regression, init_args: {per_sample: false}}\n"
+    path = write(tmp_path, model + data + "algorithms:\n  selective_backprop: {scale_factor: 1}\n")
+    assert only_problem(path) == (
+        f"{path}:4: algorithms.selective_backprop: SelectiveBackprop cannot apply to my_project.cases.Regression: "
+        "loss(..., reduction='none') gave a 0-D float32 tensor of shape (); selection needs one loss per sample"
+    )
+    fits = path.replace("exp.yaml", "fits.yaml")
+    write(tmp_path, model.replace("false", "true") + data + "algorithms:\n  selective_backprop: {scale_factor: 1}\n",
+          "fits.yaml")  # fmt: skip
+    assert list(load_experiment(fits).algorithms) == ["selective_backprop"]
+
+
+def test_a_sweep_lists_the_values_and_configurations_that_cannot_run_before_any_trial(tmp_path, cases):
+    swept = "    algorithms.selective_backprop.scale_factor: {choice: [0.5, 1.0]}\n"
+    sb = "algorithms:\n  selective_backprop: {scale_factor: 1.0}\nsweep:\n  space:\n"
+    path = write(tmp_path, MLP + TABULAR + sb + swept)
+    assert only_problem(path) == (
+        f"{path}:7: sweep.space.algorithms.selective_backprop.scale_factor.choice[0]: 0.5 cannot run: "
+        f"{DOWNSAMPLING_TABULAR}"
+    )
+    lists = "[[label_smoothing], [progressive_resizing], [label_smoothing, progressive_resizing]]"
+    methods = "algorithms:\n  label_smoothing: {}\n  progressive_resizing: {}\nsweep:\n  space:\n"
+    selected = write(tmp_path, VIT + methods + f"    algorithms: {{grid: {lists}}}\n", "grid.yaml")
+    reason = "algorithms.progressive_resizing: ProgressiveResizing cannot apply to torchvision.models.VisionTransformer"
+    where = f"{selected}:9: sweep.space.algorithms.grid"
+    assert [line.split(": the model cannot")[0] for line in problems(selected)] == [
+        f"{where}[1]: the configuration ['progressive_resizing'] cannot run: {reason}",
+        f"{where}[2]: the configuration ['label_smoothing', 'progressive_resizing'] cannot run: {reason}",
+    ]
+
+
+def test_applicable_algorithms_answers_for_every_registered_method(tmp_path, cases):
+    config = load_experiment(write(tmp_path, MLP + TABULAR))
+    answers = applicable_algorithms(config)
+    assert list(answers) == list(ALGORITHMS)
+    assert answers["selective_backprop"] == Inapplicable(DOWNSAMPLING_TABULAR, "scale_factor")
+    no_convolutions = "the model has no 4-D weights (convolutions) to store channels-last"
+    assert answers["channels_last"] == Inapplicable(no_convolutions)
+    assert answers["blurpool"] is not None and answers["alibi"] is not None
+    assert answers["label_smoothing"] is None and answers["gradient_clipping"] is None
+    workload = build_workload(config)  # reused: the model is built once for any number of questions
+    assert applicable_algorithms(config, ["selective_backprop"], workload=workload) == {
+        "selective_backprop": answers["selective_backprop"]
+    }
+    assert LabelSmoothing().check_workload(workload.model, workload.train_batch) is None  # the default: no objection
