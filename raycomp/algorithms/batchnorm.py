@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
+import torch.distributed as dist
 from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 
@@ -49,3 +50,25 @@ def recalibrate_batchnorm(model: nn.Module, batches: Iterable[Any], forward: Cal
         for module, training in modes:
             module.training = training
     return len(batches)
+
+
+@torch.no_grad()
+def average_running_stats_over_ranks(model: nn.Module) -> None:
+    """Every rank's BatchNorm running statistics replaced by their mean over ranks (one all-reduce).
+
+    After each rank recomputed them from its own shard's batches, this makes the ranks agree (and pools
+    their samples), so rank 0's checkpoint holds what every rank evaluated with. A no-op without DDP.
+    """
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return
+    layers = running_stat_layers(model)
+    if not layers:
+        return
+    stats = [s for layer in layers for s in (layer.running_mean, layer.running_var) if s is not None]
+    flat = torch.cat([s.reshape(-1).float() for s in stats])
+    dist.all_reduce(flat)
+    flat /= dist.get_world_size()
+    offset = 0
+    for s in stats:
+        s.copy_(flat[offset : offset + s.numel()].view_as(s))
+        offset += s.numel()

@@ -10,16 +10,14 @@ those are mostly the mislabelled ones — and its gradient is biased towards the
 favours high loss but keeps some easy examples in every batch.
 
 The selection pass runs the model in eval mode (no dropout mask drawn) except for its BatchNorm layers, which
-normalise with the batch's statistics and fold them into their running statistics, as in Composer. That pass
-sees the whole batch, so at full size (``scale_factor`` 1) its statistics are a fair sample of the data and
-the training forward on the kept examples leaves the running statistics alone (it still normalises with
-the kept subset's own). Statistics of downsampled images are biased the other way (smoother images), so
-with ``scale_factor < 1`` the kept subset's forward updates them too and the two biases mostly cancel
-(SB always on, 5 seeds: a median gap of 1.2 points to recomputed statistics, against 4.8 from the
-downsampled pass alone). Either way there is no recalibration pass before evaluation, nothing stored
-for it and nothing in checkpoints. (Before issue 24 SB recomputed them from 8 stored full batches before
-every evaluation: 8.7 % of a sweep's training time and 12 MB per checkpoint.
-docs/methods/selective_backprop.md has the measurements.)
+normalise with the batch's statistics and fold them into their running statistics, as in Composer (with
+``scale_factor < 1`` the kept subset's full-size forward updates them too). Running statistics still lag the
+weights, and steps on the hardest examples move the weights further than full batches do, so before each
+evaluation that follows a pruned batch SB recomputes them from the last ``RECOMPUTE_BATCHES`` (2) full-size
+batches it pruned, with the current weights (issue 35: a 4-block conv net at a constant lr scored 0.53 as
+trained against 0.98 recomputed). Two no-grad forwards per evaluation; the batches are references to tensors the
+loader made, kept in memory only, so checkpoints are the baseline's size.
+docs/methods/selective_backprop.md has the measurements.
 
 On the CPU the selection pass takes its images channels-last (``ScoringLayout``), which cuts its cost by
 1.4-2.5x for convolutional models there.
@@ -30,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, ClassVar
 
@@ -41,7 +40,7 @@ from torch.nn.modules.batchnorm import _BatchNorm
 
 from raycomp.algorithms._workload import batch_pair, resized_refusal, shape_of
 from raycomp.algorithms.arguments import checked_arguments
-from raycomp.algorithms.batchnorm import running_stat_layers
+from raycomp.algorithms.batchnorm import average_running_stats_over_ranks, recalibrate_batchnorm, running_stat_layers
 from raycomp.base.errors import one_line
 from raycomp.core.algorithm import Algorithm, Inapplicable
 from raycomp.core.compiling import compile_model
@@ -223,6 +222,13 @@ class ScoringLayout:
         return outputs
 
 
+def _channels_last(batch: Any) -> Any:
+    """A plain ``(inputs, targets)`` tuple or list with channels-last inputs; any other batch as it is."""
+    if type(batch) not in (tuple, list) or not isinstance(batch[0], torch.Tensor) or batch[0].dim() != 4:
+        return batch
+    return type(batch)((batch[0].contiguous(memory_format=torch.channels_last), *batch[1:]))
+
+
 def freeze_running_stats(layers: list[_BatchNorm], frozen: bool) -> None:
     """Train-mode BatchNorm layers normalise with batch statistics and, while frozen, do not update
     their running ones (``track_running_stats=False`` is how torch's forward reads it)."""
@@ -240,12 +246,16 @@ class SelectiveBackprop(Algorithm):
 
     BatchNorm running statistics move in the selection pass (over the full batch); with ``scale_factor``
     1 they are frozen from then until AFTER_TRAIN_BATCH, so the step on the kept examples does not move them.
+    On EVAL_BEFORE_ALL (and FIT_END, for a fit without evaluation) after a pruned batch, they are recomputed
+    from the last full batches pruned since the previous evaluation, and averaged over DDP ranks. A run resumed
+    from a checkpoint taken mid-way between evaluations recomputes from the batches pruned since it resumed.
 
     ``first_on``: the Engine's passes run it before the other algorithms on AFTER_DATALOADER, so it ranks
     and prunes the batch as the loader gave it, before ProgressiveResizing or others change it.
     """
 
     first_on: ClassVar[frozenset[Event]] = frozenset({Event.AFTER_DATALOADER})
+    RECOMPUTE_BATCHES: ClassVar[int] = 2  # full batches the statistics are recomputed from before an evaluation
     workload_arguments: ClassVar[frozenset[str] | None] = frozenset({"scale_factor"})
 
     @checked_arguments
@@ -266,6 +276,7 @@ class SelectiveBackprop(Algorithm):
         self._scoring_mode = ScoringMode()
         self._layout = ScoringLayout()
         self._score: Callable[[Any], torch.Tensor] | None = None  # the model's forward, compiled with the Trainer
+        self._pruned: deque[Any] = deque(maxlen=self.RECOMPUTE_BATCHES)  # since the last evaluation
         self.last_num_kept = 0
         self.last_num_samples = 0
         self.last_selection_s = 0.0
@@ -304,6 +315,8 @@ class SelectiveBackprop(Algorithm):
             return True
         if event is Event.AFTER_TRAIN_BATCH:
             return bool(self._frozen)
+        if event in (Event.EVAL_BEFORE_ALL, Event.FIT_END):
+            return bool(self._pruned)
         if event is not Event.AFTER_DATALOADER:
             return False
         elapsed = state.get_elapsed_duration().value
@@ -315,6 +328,10 @@ class SelectiveBackprop(Algorithm):
             self._loss_fn = state.model.loss
             self._score = None
             self._layout = ScoringLayout()
+            self._pruned.clear()
+            return
+        if event in (Event.EVAL_BEFORE_ALL, Event.FIT_END):
+            self._recompute_batchnorm(state)
             return
         if event is Event.AFTER_TRAIN_BATCH:
             freeze_running_stats(self._frozen, False)
@@ -322,6 +339,7 @@ class SelectiveBackprop(Algorithm):
             return
         model = state.model
         loss_fn = self._loss_fn or model.loss
+        full_batch = state.batch
         input, target = state.batch_pair
         timed = logger is not None and bool(logger.destinations)
         start = time.perf_counter() if timed else 0.0
@@ -338,6 +356,8 @@ class SelectiveBackprop(Algorithm):
 
             kept = _select(input, target, forward, loss, self.keep, self.scale_factor)
         state.batch = type(state.batch)(kept)
+        if self._scoring_mode.batchnorms:
+            self._pruned.append(full_batch)
         if self.scale_factor == 1:
             self._frozen = self._scoring_mode.batchnorms
             freeze_running_stats(self._frozen, True)
@@ -351,3 +371,13 @@ class SelectiveBackprop(Algorithm):
                 },
                 state.step,
             )
+
+    def _recompute_batchnorm(self, state: State) -> None:
+        """Running statistics from the pruned full batches, with the current weights (not lagging them)."""
+        batches = list(self._pruned)
+        self._pruned.clear()
+        if self._layout.channels_last:  # the layout the selection pass found fastest on this CPU
+            batches = [_channels_last(batch) for batch in batches]
+        with autocast(state.precision, state.device):
+            recalibrate_batchnorm(state.model, batches)
+        average_running_stats_over_ranks(state.model)
