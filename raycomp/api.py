@@ -48,10 +48,9 @@ def sweep(
     report: bool = True,
 ) -> SweepResult:
     """Runs ``experiment``'s sweep; a bad config raises ``ConfigError`` (one line per problem) before Ray."""
-    from raycomp.cli.tune import _tune
+    from raycomp.cli.tune import guarded_sweep
     from raycomp.config.preflight import preflight_problems
     from raycomp.config.user_code import user_code_on_path
-    from raycomp.launch.run_folder import run_guarded
     from raycomp.shipped import ship
 
     user_code_on_path()
@@ -77,7 +76,7 @@ def sweep(
     args = argparse.Namespace(
         experiment=source, overrides=sets, resume=resume, extend=False, no_report=not report, address=address
     )
-    code = run_guarded(config, lambda: _tune(config, args), resume=resume)
+    code = guarded_sweep(config, args)
     return SweepResult(code, config.layout.local_dir)
 
 

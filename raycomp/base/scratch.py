@@ -34,6 +34,13 @@ def scratch_folder(prefix: str) -> Iterator[Path]:
         remove_tree(folder)
 
 
+def process_scratch_path(prefix: str) -> Path:
+    """The scratch folder in TMPDIR of this process for one use (``prefix``), named by its process id alone:
+    shorter than ``scratch_folder``'s, for a private Ray's sockets (a unix socket's path holds 107 bytes at
+    most). ``remove_abandoned`` knows it. Not created; the caller removes it."""
+    return Path(tempfile.gettempdir()) / f"{prefix}{os.getpid()}"
+
+
 def remove_tree(folder: Path) -> None:
     """Removes ``folder`` whole, finishing the removal when an interrupt lands mid-way, then re-raising it."""
     interrupted: BaseException | None = None
@@ -47,7 +54,7 @@ def remove_tree(folder: Path) -> None:
         raise interrupted
 
 
-_NAME = re.compile(r"raycomp-[a-z]+-(\d+)-[0-9a-f]{32}")
+_NAME = re.compile(r"raycomp-[a-z]+-(\d+)(?:-[0-9a-f]{32})?")
 _ABANDONED_AFTER_S = 60.0  # a folder this old whose process is gone is no one's (a pid is reused only later)
 
 

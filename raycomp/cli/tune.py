@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from raycomp.base.errors import EXIT_INTERRUPTED, one_line
+from raycomp.base.errors import EXIT_INTERRUPTED, StorageUnwritable, one_line
 from raycomp.base.redaction import redacted
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
 from raycomp.config import ExperimentConfig
@@ -55,8 +55,19 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # the classic table shows our metric columns
     if args.resume and not args.extend and nothing_to_resume(config.layout):
         args.resume = False  # its driver was killed before it saved anything
+    return exit_code_of(lambda: guarded_sweep(config, args))
+
+
+def guarded_sweep(config: ExperimentConfig, args: argparse.Namespace) -> int:
+    """The sweep, holding its run folder; interrupted at any moment after the folder was claimed (Ctrl-C, or
+    SIGTERM while MLflow or Ray starts, or a second one while Tune stops), it prints the ``--resume`` command:
+    the runs are ended KILLED, and what was saved continues from there (nothing yet: it starts)."""
     again = args.resume or args.extend
-    return exit_code_of(lambda: run_guarded(config, lambda: _tune(config, args), resume=again, extend=args.extend))
+    try:
+        return run_guarded(config, lambda: _tune(config, args), resume=again, extend=args.extend)
+    except KeyboardInterrupt:
+        print(resume_hint(args), file=sys.stderr)
+        raise
 
 
 def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
@@ -67,17 +78,13 @@ def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
     if config.sweep is None or config.sweep.search_alg != "optuna":
         check_arms(config)  # values drawn from random domains, checked before any run or Ray starts
     again = args.resume or args.extend
-    try:
-        with sweep_run(config, args.experiment, resume=again, extend=args.extend) as run:
-            page = training_runs_url(run.ref, *config.objective) if run else None
-            if page:  # MLflow's UI opens an experiment on GenAI; this page lists the sweep's runs as they go
-                print(f"MLflow: the sweep's runs at {page}", flush=True)
-            code = sweep(config, args, run.ref if run else None)
-            if run is not None and code == EXIT_INTERRUPTED:  # --resume reopens the run
-                run.status = "KILLED"
-    except KeyboardInterrupt:  # a second Ctrl-C, or SIGTERM outside Tune's handler: the runs ended KILLED
-        print(resume_hint(args), file=sys.stderr)
-        raise
+    with sweep_run(config, args.experiment, resume=again, extend=args.extend) as run:
+        page = training_runs_url(run.ref, *config.objective) if run else None
+        if page:  # MLflow's UI opens an experiment on GenAI; this page lists the sweep's runs as they go
+            print(f"MLflow: the sweep's runs at {page}", flush=True)
+        code = sweep(config, args, run.ref if run else None)
+        if run is not None and code == EXIT_INTERRUPTED:  # --resume reopens the run
+            run.status = "KILLED"
     if run is not None:
         from raycomp.tracking.experiment_page import how_to_open
 
@@ -95,7 +102,10 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
     from raycomp.results.summary import format_table
 
     init_ray(args.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
-    outcome = run_sweep(config, parent, resume=args.resume, extend=args.extend)
+    try:
+        outcome = run_sweep(config, parent, resume=args.resume, extend=args.extend)
+    except (EOFError, OSError) as error:  # Tune's files, cut short or not written: a full disk
+        raise _unreadable_sweep(config, error) from error
     if outcome.interrupted:  # Ctrl-C or SIGTERM: Tune saved the sweep's state and returned
         print(f"sweep interrupted with {outcome.unfinished} trials unfinished")
         print(resume_hint(args))
@@ -103,7 +113,10 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
 
     metric, _ = config.objective
     with interrupts_deferred() as interrupted:  # the results are written whole, or the sweep was not done
-        results = write_sweep_results(config, outcome.grids)
+        try:
+            results = write_sweep_results(config, outcome.grids)
+        except (EOFError, OSError) as error:
+            raise _unreadable_sweep(config, error) from error
         print(format_table(results.summaries, metric))
         print()
         print(format_verdicts(results.verdicts, metric))
@@ -122,6 +135,14 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
         except Exception as error:
             print(f"report: not written ({one_line(error)}); results are in {results.paths[-1]}")
     return 1 if results.failed else 0
+
+
+def _unreadable_sweep(config: ExperimentConfig, error: BaseException) -> StorageUnwritable:
+    """Tune's results or saved state that cannot be read or written, as one line (Ray's traceback before)."""
+    return StorageUnwritable(
+        f"the sweep's files in {config.layout.run_dir} cannot be read or written ({one_line(error)}): free space "
+        "in storage_path (or TMPDIR), then run the same command with --resume"
+    )
 
 
 def resume_hint(args: argparse.Namespace) -> str:

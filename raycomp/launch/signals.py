@@ -49,16 +49,22 @@ def sigterm_kept() -> Iterator[None]:
     ``ray.init`` installs a Python handler (``sys.exit(15)``) and Ray's C++ failure-signal handler (a stack
     dump, then SIGABRT: exit 134) for SIGTERM; either would end a sweep without saving it, marking its runs,
     or printing how to resume it. Installing the Python handler again also puts Python's C handler back.
+
+    SIGTERM is held back (blocked) inside, so one that arrives while Ray starts reaches the handler in force
+    after the block, at its end, instead of Ray's (which exited 15 with no hint, its runs left RUNNING). A
+    process started inside inherits the block: Ray's are started with it lifted (``cluster.py``).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     ours = signal.getsignal(signal.SIGTERM)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     try:
         yield
     finally:
         if ours is not None:
             signal.signal(signal.SIGTERM, ours)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a SIGTERM held back is delivered now, to ours
 
 
 class Deferred:

@@ -60,10 +60,13 @@ def test_folders_left_by_a_process_killed_outright_are_removed_by_the_next_comma
     recent = tmp_path / f"raycomp-ckpt-{gone}-{'b' * 32}"
     running = tmp_path / f"raycomp-ckpt-{os.getpid()}-{'c' * 32}"
     other = tmp_path / "someone-elses"
-    for folder in (abandoned, recent, running, other):
+    ray_of_the_dead = tmp_path / f"raycomp-ray-{gone}"  # a private Ray's sessions (reliability notes, D14)
+    ray_running = tmp_path / f"raycomp-ray-{os.getpid()}"
+    for folder in (abandoned, recent, running, other, ray_of_the_dead, ray_running):
         (folder / "sub").mkdir(parents=True)
     old = os.stat(abandoned).st_mtime - 3600
-    for folder in (abandoned, running, other):
+    for folder in (abandoned, running, other, ray_of_the_dead, ray_running):
         os.utime(folder, (old, old))
-    assert scratch.remove_abandoned(tmp_path) == 1
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (recent, running, other))
+    assert scratch.remove_abandoned(tmp_path) == 2
+    kept = (recent, running, other, ray_running)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in kept)

@@ -1,8 +1,24 @@
-"""Ray Train runs of a config: DDP over 2 workers follows the run in one process at the same global batch."""
+"""Ray Train runs of a config: DDP over 2 workers follows the run in one process at the same global batch. And the
+private local Ray a command starts: out of the command's process group (D1, D8), in a temporary folder of its own
+(D14)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
 import pytest
+import yaml
 
 from raycomp.config import ExperimentConfig
 
@@ -89,3 +105,124 @@ def test_two_workers_train_with_blurpool_and_layer_freezing_under_ddp(tmp_path, 
     # The first layer, frozen after epoch 1 or 2, did not change in the last epoch on any rank's copy.
     first = next(key for key in model if key.endswith("weight"))
     assert torch.equal(states[-2]["model"][first], model[first])
+
+
+# ---- the private local Ray of a command ----------------------------------------------------------------------
+
+
+def sweep_file(storage: Path, name: str = "sweep") -> Path:
+    """A sweep of two trials, one after another (3 epochs, a checkpoint each), tracked in a SQLite store."""
+    config = {
+        "name": name,
+        "data": {"num_train": 256, "num_test": 128, "batch_size": 64},
+        "max_duration": "3ep",
+        "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
+        "scaling": {"num_workers": 0},
+        "checkpoint": {"interval": "1ep"},
+        "storage_path": str(storage),
+        "tracking": {"tracking_uri": f"sqlite:///{storage / 'mlflow.db'}"},
+        "sweep": {"space": {"algorithms.selective_backprop.keep": {"grid": [0.5]}}, "max_concurrent_trials": 1},
+    }
+    path = storage / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def start_sweep(path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, Path]:
+    """``python -m raycomp.tune`` in a session of its own, as `timeout`, systemd or Slurm start a command."""
+    log = path.with_suffix(".log")
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "raycomp.tune", str(path), "--no-report"],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+            start_new_session=True,
+        )
+    return process, log
+
+
+def wait_for(process: subprocess.Popen, ready, seconds: float = 180) -> bool:
+    """Whether ``ready()`` came true while ``process`` still ran."""
+    deadline = time.monotonic() + seconds
+    while process.poll() is None and time.monotonic() < deadline:
+        if ready():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def group_signalled(process: subprocess.Popen, signum: int) -> int:
+    """Sends ``signum`` to the command's whole process group, as `timeout` does; its exit code. Whatever the
+    group left is SIGKILLed after."""
+    try:
+        os.killpg(process.pid, signum)
+        return process.wait(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+
+
+def run_statuses(storage: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(storage / "mlflow.db")) as store:
+        return [status for (status,) in store.execute("select status from runs")]
+
+
+@pytest.mark.subprocess_cli
+def test_d1_sigterm_to_the_whole_process_group_ends_a_sweep_as_ctrl_c_does(tmp_path):
+    """Reliability notes D1: `timeout`, systemd and Slurm send SIGTERM to the command's whole process group. The
+    private Ray's GCS and raylet were in it and died at once; the driver hung 60 s without its GCS, died with exit
+    1, left its MLflow runs RUNNING and printed no --resume command. Ray now runs in a session of its own."""
+    path = sweep_file(tmp_path)
+    process, log = start_sweep(path)
+    checkpointed = wait_for(process, lambda: any((tmp_path / "sweep").glob("*/checkpoint_0*")))
+    assert checkpointed, log.read_text()[-3000:]
+    began = time.monotonic()
+    code = group_signalled(process, signal.SIGTERM)
+    output = log.read_text()
+    assert code == 130 and time.monotonic() - began < 45, output[-3000:]
+    assert f"python -m raycomp.tune {path} --no-report --resume" in output and "Traceback" not in output
+    statuses = run_statuses(tmp_path)
+    assert statuses and "RUNNING" not in statuses, statuses
+
+
+@pytest.mark.subprocess_cli
+def test_d8_sigterm_while_the_private_ray_starts_is_an_interrupt_that_leaves_nothing_in_the_way(tmp_path):
+    """Reliability notes D8: SIGTERM to a new sweep before Tune started (here while `ray.init` starts its GCS)
+    reached Ray's handler (exit 15, no --resume command) and left training_config.json, so the same command was
+    refused with `holds a sweep already`. Now it is Ctrl-C: exit 130, the command, runs KILLED, no record."""
+    path = sweep_file(tmp_path)
+    process, log = start_sweep(path)
+
+    def gcs_started() -> bool:
+        with contextlib.suppress(psutil.Error):
+            return any("gcs_server" in child.name() for child in psutil.Process(process.pid).children(recursive=True))
+        return False
+
+    assert wait_for(process, gcs_started, seconds=120), log.read_text()[-3000:]
+    code = group_signalled(process, signal.SIGTERM)
+    output = log.read_text()
+    assert code == 130, output[-3000:]
+    assert f"python -m raycomp.tune {path} --no-report --resume" in output and "Traceback" not in output
+    assert not (tmp_path / "sweep" / "training_config.json").exists()  # the same command starts it again
+    assert "RUNNING" not in run_statuses(tmp_path)
+
+
+@pytest.mark.spawns
+def test_d14_a_private_ray_keeps_its_sessions_in_a_folder_of_its_own_removed_when_the_command_ends():
+    """Reliability notes D14: each command's private Ray left its session (logs, sockets, copies of the sweep's
+    state, a megabyte or more) in $TMPDIR/ray for good. Its folder is raycomp's now, removed at the end (and, if
+    the command was killed outright, by the next one: tests/base/test_scratch.py)."""
+    start = "from raycomp.launch.cluster import init_ray; init_ray(num_cpus=1, dashboard=False); import ray; "
+    start += "print(ray._private.worker._global_node.get_session_dir_path())"
+    scratch = Path(tempfile.mkdtemp(prefix="d14-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    try:
+        env = {**os.environ, "TMPDIR": str(scratch)}
+        ran = subprocess.run([sys.executable, "-c", start], env=env, capture_output=True, text=True, timeout=180)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        session = Path(ran.stdout.strip().splitlines()[-1])
+        assert session.parent.parent == scratch and re.fullmatch(r"raycomp-ray-\d+", session.parent.name)
+        assert list(scratch.iterdir()) == []  # no $TMPDIR/ray/session_* left
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
