@@ -209,3 +209,48 @@ def test_optuna_search_runs_the_baseline_first_and_its_own_samples(tmp_path, loc
     assert [t["variant"] for t in trials] == ["baseline", "method", "method"]
     assert all(0.2 <= t[f"{SB}.keep"] <= 0.9 and t[f"{SB}.scale_factor"] in (0.5, 1.0) for t in trials[1:])
     assert all(t["status"] == "TERMINATED" for t in trials)
+
+
+def test_d2_a_sweep_whose_saved_state_was_cut_short_resumes_to_its_end(tmp_path, local_ray, capsys):
+    """Reliability notes D2: a full disk cut Tune's experiment state short. On --resume Tune, unable to read it,
+    started the experiment again with an empty config: a trial with no arm, `KeyError: 'arm'` on every resume (exit
+    1), which also overwrote the first trial's params.json. The damaged state is set aside now, and the trials go
+    on from their own folders: each arm once, finished, under one MLflow run."""
+    from mlflow import MlflowClient
+
+    from raycomp.tune import main
+
+    experiment = tiny_experiment(tmp_path, name="cut", max_duration="1ep")
+    experiment["sweep"] = {"space": {f"{SB}.keep": {"grid": [0.5]}}, "max_concurrent_trials": 1}
+    path = write(tmp_path / "cut.yaml", experiment)
+    assert main([str(path), "--no-report"]) == 0
+    (state,) = (tmp_path / "cut").glob("experiment_state-*.json")
+    state.write_text(state.read_text()[: state.stat().st_size // 2])  # what a disk that filled up left
+    capsys.readouterr()
+    assert main([str(path), "--no-report", "--resume"]) == 0
+    out, err = capsys.readouterr()
+    assert "cannot be read" in err and "KeyError" not in out + err
+    trials = json.loads((tmp_path / "cut" / "results.json").read_text())["trials"]
+    assert sorted((t["config_id"], t["status"]) for t in trials) == [
+        ("baseline", "TERMINATED"),
+        ("method-1", "TERMINATED"),
+    ]
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = client.search_runs([client.get_experiment_by_name("cut").experiment_id])
+    kinds = sorted((run.data.tags["raycomp.kind"], run.info.status) for run in runs)
+    assert kinds == [("sweep", "FINISHED"), ("trial", "FINISHED"), ("trial", "FINISHED")]  # each arm kept its run
+
+
+def test_d2_a_trial_tune_makes_up_without_an_arm_ends_at_once_and_counts_nowhere(tmp_path, local_ray):
+    """The trial Tune makes when it restarts an experiment it cannot read has an empty config: it trains nothing,
+    fails nothing, and is in no table or count (it was a failed trial, `KeyError: 'arm'`, in every table)."""
+    from ray import tune
+
+    from raycomp.launch.sweep.outcome import trial_records, unfinished
+    from raycomp.launch.sweep.tuner import make_trainable
+
+    config = ExperimentConfig.from_dict(tiny_experiment(tmp_path, name="ghost"))
+    run_config = tune.RunConfig(name="ghost", storage_path=str(tmp_path), verbose=0)
+    grid = tune.Tuner(make_trainable(config, None), param_space={}, run_config=run_config).fit()
+    assert len(grid) == 1 and grid[0].error is None and not list((tmp_path / "ghost").glob("*/checkpoint_*"))
+    assert trial_records(grid) == [] and unfinished(grid) == 0

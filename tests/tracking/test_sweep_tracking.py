@@ -143,3 +143,35 @@ def test_training_continues_and_says_so_when_the_server_goes_away(tmp_path, mlfl
     # What was sent before the server went away is in its store.
     stored = MlflowClient(f"sqlite:///{mlflow_server.folder / 'mlflow.db'}")
     assert [m.step for m in stored.get_metric_history(run.ref.run_id, "eval/accuracy")] == [4]
+
+
+def test_d11_the_tracking_password_is_in_no_file_of_the_sweep_nor_of_rays_session(
+    tmp_path, local_ray, shared_mlflow_server, monkeypatch
+):
+    """Reliability notes D11: the password of `tracking.tracking_uri` was pickled into tuner.pkl (mode 0644) with
+    Tune's callback, and copied into Ray's session folder. Tune and the trials get the run's reference without it
+    now; MLflow's variables carry it, as in the driver."""
+    from raycomp.tune import main
+
+    secret = "s3cretPW"
+    for name, value in (("MLFLOW_TRACKING_USERNAME", "alice"), ("MLFLOW_TRACKING_PASSWORD", secret)):
+        monkeypatch.setenv(name, value)  # what the URI sets in this process; unset again after the test
+    uri = shared_mlflow_server.uri.replace("http://", f"http://alice:{secret}@")
+    experiment = tiny_sweep(tmp_path, name="d11", max_duration="1ep", tracking={"tracking_uri": uri})
+    experiment["sweep"] = {"space": {f"{SB}.keep": {"grid": [0.5]}}, "max_concurrent_trials": 1}
+    path = tmp_path / "d11.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    assert main([str(path), "--no-report"]) == 0
+    session = Path(local_ray._private.worker._global_node.get_session_dir_path())
+    folders = (tmp_path / "runs" / "d11", session)
+    files = [p for folder in folders for p in folder.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert any(p.name == "tuner.pkl" for p in files)
+    holding = [str(p) for p in files if p.stat().st_size < 50e6 and secret.encode() in p.read_bytes()]
+    assert holding == []
+    client = MlflowClient(shared_mlflow_server.uri)
+    runs = client.search_runs([client.get_experiment_by_name("d11").experiment_id])
+    assert sorted((run.data.tags["raycomp.kind"], run.info.status) for run in runs) == [
+        ("sweep", "FINISHED"),
+        ("trial", "FINISHED"),
+        ("trial", "FINISHED"),
+    ]

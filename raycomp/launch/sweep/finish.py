@@ -14,7 +14,7 @@ from ray import tune
 
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig, SweepConfig
-from raycomp.launch.sweep.outcome import trial_records
+from raycomp.launch.sweep.outcome import sweep_trials, trial_records
 from raycomp.results.configs import SweepVerdicts, judge_sweep
 from raycomp.results.results_files import write_results
 from raycomp.results.summary import TrialSummary, summarize
@@ -44,7 +44,7 @@ def write_sweep_results(config: ExperimentConfig, grids: list[tune.ResultGrid]) 
     verdicts = judge_sweep(summaries, mode, config.sweep or SweepConfig())
     folder = config.layout.local_dir
     paths = write_results(folder, summaries, metric, mode, verdicts)
-    errored = sum(1 for grid in grids for result in grid if result.error is not None)
+    errored = sum(1 for result, _ in sweep_trials(grids) if result.error is not None)
     return SweepResults(summaries, verdicts, paths, folder, errored)
 
 

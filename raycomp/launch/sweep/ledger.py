@@ -10,9 +10,12 @@ trial id or by its position in the sweep, so its configuration keeps its ``confi
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
+import pickletools
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,6 +29,9 @@ CONFIG_DIGEST = "training_config"  # the key under which each trial's Tune confi
 
 MORE = "more-"
 _STATE_PREFIX = "experiment_state"
+_STATE_PATTERN = "experiment_state-*.json"  # Tune restores the newest by name; each of its runs writes one
+_SEARCHER_PATTERNS = ("basic-variant-state-*.json", "search_gen_state-*.json")  # pickles, despite the name
+SET_ASIDE = ".damaged"
 
 
 def experiment_folders(run_dir: str) -> list[str]:
@@ -46,7 +52,61 @@ def has_state(folder: str) -> bool:
         return False
     fs, path = _filesystem(folder)
     found = fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))
-    return any(info.base_name.startswith(_STATE_PREFIX) for info in found)
+    return bool(fnmatch.filter((info.base_name for info in found), _STATE_PATTERN))  # not one set aside
+
+
+def set_aside_damaged_state(folder: str) -> list[str]:
+    """Renames Tune's newest saved state in ``folder`` to ``*.damaged`` while it cannot be read (a disk that
+    filled up while Tune copied it there cuts it short), until the newest left is whole; the names set aside.
+
+    Tune, unable to read it, starts the experiment again with an empty config: a trial with no arm, under
+    the id of the experiment's first trial, whose ``params.json`` it overwrites (reliability notes, D2). With
+    the damaged state aside, Tune restores the state its previous run saved, or, with none, the sweep's arms
+    train in a new experiment whose trials continue the old trials from their folders (``lost_trial_folder``).
+    Nothing is unpickled to check: a JSON parse, and a walk over a pickle's opcodes.
+    """
+    fs, path = _filesystem(folder)
+    moved: list[str] = []
+    while True:
+        names = [info.base_name for info in fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))]
+        states = fnmatch.filter(names, _STATE_PATTERN)
+        if not states:
+            return moved
+        newest = max(states)
+        stamp = newest[len(_STATE_PREFIX) + 1 : -len(".json")]
+        searchers = [max(found) for found in (fnmatch.filter(names, p) for p in _SEARCHER_PATTERNS) if found]
+        problem = _unreadable(fs, f"{path}/{newest}", json.loads) or next(
+            (problem for name in searchers if (problem := _unreadable(fs, f"{path}/{name}", _pickle_opcodes))), None
+        )
+        if problem is None:
+            return moved
+        for name in [newest, *(name for name in searchers if stamp in name)]:
+            fs.move(f"{path}/{name}", f"{path}/{name}{SET_ASIDE}")
+            moved.append(name)
+        print(
+            f"raycomp: Tune's saved state {folder}/{newest} cannot be read ({problem}); set aside as "
+            f"{newest}{SET_ASIDE}: the sweep goes on from its trials' own folders",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _unreadable(fs: pyarrow.fs.FileSystem, path: str, parse: Any) -> str | None:
+    """Why the file at ``path`` cannot be read by ``parse`` (None: it can)."""
+    try:
+        with fs.open_input_stream(path) as stream:
+            parse(stream.read())
+    except (OSError, ValueError, EOFError) as error:
+        return f"{type(error).__name__}: {error}"[:200]
+    return None
+
+
+def _pickle_opcodes(data: bytes) -> None:
+    """Walks a pickle's opcodes to its end without running any: a pickle cut short raises ``ValueError``."""
+    if not data:
+        raise ValueError("empty")
+    for _ in pickletools.genops(data):
+        pass
 
 
 def next_folder(run_dir: str) -> tuple[str, str]:

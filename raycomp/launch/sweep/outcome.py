@@ -13,6 +13,7 @@ from ray import tune
 from raycomp.base import keys
 from raycomp.base.errors import one_line
 from raycomp.base.layout import TRIAL_HISTORY, is_uri
+from raycomp.config.arm import Arm
 from raycomp.launch.sweep.ledger import result_arm
 from raycomp.results.summary import TrialRecord
 
@@ -26,25 +27,32 @@ def trial_records(grids: tune.ResultGrid | Iterable[tune.ResultGrid]) -> list[Tr
     if isinstance(grids, tune.ResultGrid):
         grids = [grids]
     records: dict[str, TrialRecord] = {}
-    for result in (result for grid in grids for result in grid):
-        record = _record(result)
-        arm = result_arm(result)
-        key = f"{arm.config_id} {arm.key()}" if arm is not None else record.trial_id
+    for result, arm in sweep_trials(grids):
+        record = _record(result, arm)
+        key = f"{arm.config_id} {arm.key()}"
         if key not in records or records[key].status != keys.TERMINATED:
             records[key] = record
     return sorted(records.values(), key=lambda record: record.variant != keys.BASELINE)
 
 
-def _record(result: tune.Result) -> TrialRecord:
+def sweep_trials(grids: Iterable[tune.ResultGrid]) -> list[tuple[tune.Result, Arm]]:
+    """Each Tune result of the sweep's arms, with its arm. A trial with none is not one of them: Tune made it up
+    from a saved state it could not read (``run_trial`` ended it at once), and it is left out of every count."""
+    found = []
+    for grid in grids:
+        for result in grid:
+            arm = result_arm(result)
+            if arm is not None:
+                found.append((result, arm))
+    return found
+
+
+def _record(result: tune.Result, arm: Arm) -> TrialRecord:
     history = trial_history(result)
-    arm = result_arm(result)
     trial_id = (result.metrics or {}).get("trial_id") or os.path.basename(result.path)
     status = _status(result, history)
     error = _error_line(result.error) if result.error else None
     traces = (result.metrics or {}).get(keys.TRACES)  # the last result's: whole-run totals
-    if arm is None:  # no config and no params.json: what its results say
-        variant = (history[-1] if history else {}).get(keys.VARIANT, "?")
-        return TrialRecord(trial_id, variant, {}, status, history, error, traces=traces)
     return TrialRecord(
         trial_id,
         arm.variant,
@@ -94,7 +102,9 @@ def _own_history(trial_folder: str) -> list[dict[str, Any]]:
 def unfinished(results: tune.ResultGrid) -> int:
     """Trials neither finished, stopped by the scheduler, nor failed: what an interrupted sweep left for
     ``--resume`` (Tune marks the last result of a trial that ended, or that its scheduler stopped, done)."""
-    return sum(1 for result in results if not result.error and not (result.metrics or {}).get("done"))
+    return sum(
+        1 for result, _ in sweep_trials([results]) if not result.error and not (result.metrics or {}).get("done")
+    )
 
 
 def _status(result: tune.Result, history: list[dict[str, Any]]) -> str:

@@ -18,7 +18,15 @@ from raycomp.base.errors import ConfigError
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.launch.signals import tune_interrupts
 from raycomp.launch.sweep.adaptive import adapt
-from raycomp.launch.sweep.ledger import experiment_folders, has_state, missing_arms, next_folder, relabeled, result_arm
+from raycomp.launch.sweep.ledger import (
+    experiment_folders,
+    has_state,
+    missing_arms,
+    next_folder,
+    relabeled,
+    result_arm,
+    set_aside_damaged_state,
+)
 from raycomp.launch.sweep.outcome import unfinished
 from raycomp.launch.sweep.space import sweep_arms
 from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
@@ -84,6 +92,7 @@ def _run_arms(
     grids: list[tune.ResultGrid] = []
     run_dir = config.layout.run_dir
     for folder in experiment_folders(run_dir):
+        set_aside_damaged_state(folder)
         if has_state(folder):
             grid, interrupted = _fit(restore_tuner(config, folder, parent))
             grids.append(grid)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,26 @@ from raycomp.tracking import trial_run
 from raycomp.tracking.ref import RunRef
 
 
-def run_trial(param: dict[str, Any], sweep: ExperimentConfig, parent: RunRef | None = None) -> None:
+def run_trial(
+    param: dict[str, Any],
+    sweep: ExperimentConfig,
+    parent: RunRef | None = None,
+    credentials: dict[str, str] | None = None,
+) -> None:
     """Trains the arm ``param["arm"]`` of ``sweep``, resuming from the trial's checkpoint when restored.
 
     The trial's config is resolved here from the driver's validated one (no sweep section, nothing
     validated twice). With a ``parent`` run the trial logs to its own child run, which ``trial_run``
-    ends FINISHED, KILLED (stopped by the scheduler) or FAILED.
+    ends FINISHED, KILLED (stopped by the scheduler) or FAILED; ``credentials`` are the MLflow variables
+    the driver's tracking URI held (its reference here has none).
+
+    A trial with no arm was made up by Tune from a damaged saved state (it restarts an experiment it cannot
+    read, with an empty config): it ends at once, having trained and reported nothing.
     """
+    if not isinstance(param.get("arm"), dict):
+        print(f"trial {tune.get_context().get_trial_id()} has no arm (Tune made it up): nothing to train", flush=True)
+        return
+    os.environ.update(credentials or {})
     arm = Arm.from_tune(param["arm"])
     config = trial_config(sweep, arm)
     metric, mode = sweep.objective

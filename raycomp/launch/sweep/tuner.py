@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -13,6 +17,8 @@ from ray.tune.search import Searcher
 
 from raycomp.base import keys
 from raycomp.base.errors import NotFound, RunConflict, one_line
+from raycomp.base.layout import is_uri
+from raycomp.base.redaction import redacted_uri, without_credentials, without_secret_query
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.launch.cluster import TRIAL_SLOT
 from raycomp.launch.sweep.space import search_space
@@ -24,12 +30,46 @@ ITERATION = "training_iteration"  # one iteration = one result = one evaluation
 _NO_MAX_T = 10_000
 
 
+# MLflow's own variables for a tracking server's credentials (``tracking.store.client_uri`` sets the first two
+# from the URI's host part).
+CREDENTIAL_VARIABLES = ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN")
+
+
+def ref_without_credentials(parent: RunRef | None) -> RunRef | None:
+    """``parent`` as MLflow is given it (``store.client_uri``): without the user name and password of its host,
+    which every process that talks to MLflow reads from ``CREDENTIAL_VARIABLES`` instead, nor a server's secret
+    query values. Tune pickles what it is given: its callbacks into ``tuner.pkl``, readable by anyone who can
+    read the sweep's folder, and into Ray's session folder."""
+    if parent is None:
+        return None
+    return dataclasses.replace(parent, tracking_uri=without_credentials(without_secret_query(parent.tracking_uri))[0])
+
+
+def config_without_credentials(config: ExperimentConfig) -> ExperimentConfig:
+    """``config`` with its tracking URI as it is shown (``alice:***@host``): trials log it as a param and track
+    through the parent run's reference, never through this URI."""
+    uri = config.tracking.tracking_uri
+    if not uri or redacted_uri(uri) == uri:
+        return config
+    tracking = config.tracking.model_copy(update={"tracking_uri": redacted_uri(uri)})
+    return config.model_copy(update={"tracking": tracking})
+
+
+def tracking_credentials() -> dict[str, str]:
+    """The MLflow credentials of this process, for the trials: handed to them by Ray in memory
+    (``tune.with_parameters``), never written, on a cluster as on a private Ray."""
+    return {name: os.environ[name] for name in CREDENTIAL_VARIABLES if os.environ.get(name)}
+
+
 class CloseOrphanedRuns(tune.Callback):
     """Ends the MLflow run of a trial that could not end it itself: its process died (FAILED), or a
-    multi-worker trial was stopped from outside (KILLED). Runs their trial ended are left as they are."""
+    multi-worker trial was stopped from outside (KILLED). Runs their trial ended are left as they are.
+
+    Tune saves it in ``tuner.pkl``, so it holds ``ref_without_credentials(parent)``: the driver's credentials
+    come from its environment."""
 
     def __init__(self, parent: RunRef):
-        self.parent = parent
+        self.parent = ref_without_credentials(parent)
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         from raycomp.tracking import close_orphaned_run
@@ -103,8 +143,27 @@ def progress_reporter(sweep: SweepConfig) -> tune.CLIReporter:
 
 
 def make_trainable(config: ExperimentConfig, parent: RunRef | None) -> Any:
-    trainable = tune.with_parameters(run_trial, sweep=config, parent=parent)
+    """``run_trial`` with the sweep's config and parent run, neither holding the tracking URI's credentials
+    (``credentials`` carries them apart, for a trial whose Ray did not inherit this process's environment)."""
+    credentials = tracking_credentials() if parent is not None else {}
+    trainable = tune.with_parameters(
+        run_trial,
+        sweep=config_without_credentials(config),
+        parent=ref_without_credentials(parent),
+        credentials=credentials,
+    )
     return tune.with_resources(trainable, trial_resources(config))
+
+
+def keep_saved_state_private(folder: str, parent: RunRef | None) -> None:
+    """``tuner.pkl`` readable by its owner only when what it holds still carries a secret (a database URI's
+    query, which its driver reads: no MLflow variable carries it instead). Local storage only."""
+    if parent is None or is_uri(folder):
+        return
+    uri = ref_without_credentials(parent).tracking_uri  # type: ignore[union-attr]
+    if redacted_uri(uri) != uri:
+        with contextlib.suppress(OSError):
+            (Path(folder) / "tuner.pkl").chmod(0o600)
 
 
 def build_tuner(
@@ -133,7 +192,7 @@ def build_tuner(
     param_space, searcher, num_samples = search_space(config, max_concurrent, arms)
     storage_path, name = folder or (config.layout.storage, config.name)
     limited_by_searcher = not isinstance(searcher, Searcher)  # a BasicVariantGenerator limits itself
-    return tune.Tuner(
+    tuner = tune.Tuner(
         make_trainable(config, parent),
         param_space=param_space,
         tune_config=tune.TuneConfig(
@@ -155,6 +214,8 @@ def build_tuner(
             failure_config=tune.FailureConfig(max_failures=trial_retries(config)),
         ),
     )
+    keep_saved_state_private(f"{storage_path.rstrip('/')}/{name}", parent)
+    return tuner
 
 
 def reuses_actors(config: ExperimentConfig) -> bool:
