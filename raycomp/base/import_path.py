@@ -2,11 +2,12 @@
 ``pkg.mod:Name.attr`` for nested attributes. One owner for the config's checks (``config.user_code``) and
 for the workloads that build the user's model or data from it, in every process.
 
-An experiment file runs the code it names, so what it may name is narrowed to what builds a model or data:
-a class, or a function of the user's own or of a package. Python's standard library is refused whole
-(``os.system``, ``subprocess.run``, ``builtins.__import__``, ``operator.methodcaller`` all called with
-``init_args`` from YAML or ``--set``), and so are the functions of the libraries raycomp runs on, except
-their model factories (``torch.hub.load`` and ``torch.load`` run or unpickle what they fetch). This is a
+An experiment file runs the code it names, so what it may name is narrowed to what builds a model, data, an
+optimizer or a learning-rate schedule: a class, or a function of the user's own or of a package. Python's standard
+library is refused whole (``os.system``, ``subprocess.run``, ``builtins.__import__``, ``operator.methodcaller`` all
+called with ``init_args`` from YAML or ``--set``), and so are the functions of the libraries raycomp runs on, except
+their model factories (``torch.hub.load`` and ``torch.load`` run or unpickle what they fetch), their optimizer and
+scheduler classes (``torch.optim.Adam``, ``torch.optim.lr_scheduler.StepLR``) and raycomp's schedules. This is a
 narrowing, not a sandbox: the user's own modules may do anything, so run only configs you trust.
 """
 
@@ -27,9 +28,15 @@ _SHOWN_CHARACTERS = 80  # as config.messages cuts values
 # classes and the model factories below may be named.
 _LIBRARIES = ("torch", "torchvision", "timm", "transformers", "raycomp")
 _FACTORIES = ("timm.create_model", "torchvision.models.get_model", "raycomp.models.hugging_face.from_config")
-# A class deriving from one of these (by defining module and name: nothing is imported to check) is a model
-# or a dataset wherever it is defined.
-_MODEL_BASES = {("torch.nn.modules.module", "Module"), ("torch.utils.data.dataset", "Dataset")}
+# A class deriving from one of these (by defining module and name: nothing is imported to check) is a model,
+# a dataset, an optimizer or a learning-rate scheduler wherever it is defined.
+_MODEL_BASES = {
+    ("torch.nn.modules.module", "Module"),
+    ("torch.utils.data.dataset", "Dataset"),
+    ("torch.optim.optimizer", "Optimizer"),
+    ("torch.optim.lr_scheduler", "LRScheduler"),
+}
+_SCHEDULE_MODULE = "raycomp.core.schedulers"  # raycomp's own schedules, functions of the State: classes only
 _TRUST = "an experiment file runs the code it names: run only configs you trust"
 
 
@@ -60,13 +67,13 @@ def import_callable(class_path: str) -> Callable[..., Any]:
 
 
 def callable_refusal(class_path: str, target: Callable[..., Any]) -> str | None:
-    """Why ``target`` may not be named by a ``class_path``, or None: it must be a model or dataset class,
-    a function or class outside the standard library and the libraries raycomp runs on, or one of their
-    model factories. Decided by where it is *defined*, so a re-export (``my_pkg.run = subprocess.run``)
-    is refused as the original is."""
+    """Why ``target`` may not be named by a ``class_path``, or None: it must be a model, dataset, optimizer or
+    scheduler class (or one of raycomp's schedules), a function or class outside the standard library and the
+    libraries raycomp runs on, or one of their model factories. Decided by where it is *defined*, so a re-export
+    (``my_pkg.run = subprocess.run``) is refused as the original is."""
     while isinstance(target, functools.partial):  # what the partial calls, with arguments fixed in code
         target = target.func
-    if _is_model_or_dataset_class(target):
+    if _is_named_class(target):
         return None
     origin = _defining_module(target)
     if origin is None:
@@ -77,8 +84,8 @@ def callable_refusal(class_path: str, target: Callable[..., Any]) -> str | None:
     if library in _LIBRARIES and not _is_model_factory(target):
         return (
             f"{class_path!r} ({origin}.{_name(target)}) is neither a model or dataset class nor a model factory "
-            f"such as timm.create_model or torchvision.models.resnet18, the only callables of {library} that "
-            f"class_path may name ({_TRUST})"
+            f"such as timm.create_model or torchvision.models.resnet18 (nor an optimizer or scheduler class), the "
+            f"only callables of {library} that class_path may name ({_TRUST})"
         )
     return None
 
@@ -95,8 +102,13 @@ def _in_standard_library(module_name: str) -> bool:
     return module_name.split(".")[0] in sys.stdlib_module_names
 
 
-def _is_model_or_dataset_class(target: Any) -> bool:
-    return isinstance(target, type) and any((c.__module__, c.__qualname__) in _MODEL_BASES for c in target.__mro__)
+def _is_named_class(target: Any) -> bool:
+    """A model, dataset, optimizer or scheduler class, or one of raycomp's schedules."""
+    if not isinstance(target, type):
+        return False
+    if target.__module__ == _SCHEDULE_MODULE:
+        return True
+    return any((c.__module__, c.__qualname__) in _MODEL_BASES for c in target.__mro__)
 
 
 def _defining_module(target: Any) -> str | None:

@@ -21,7 +21,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from raycomp.base.errors import one_line
+from raycomp.base.import_path import import_callable
 from raycomp.config.applicability import algorithm_problems
+from raycomp.config.call_problems import call_problem
 from raycomp.config.messages import Problem
 from raycomp.config.probe import Workload, WorkloadProblem, build_workload
 
@@ -40,11 +43,35 @@ def preflight_problems(config: ExperimentConfig) -> list[Problem]:
             workload = build_workload(config)
         except WorkloadProblem as failure:
             problems += failure.problems
+        if workload is not None:
+            problems += optimization_problems(config, workload)
         if config.sweep is not None:
             problems += sweep_preflight_problems(config, workload)
         elif workload is not None:
             problems += algorithm_problems(config, workload)
     return list(dict.fromkeys(problems))
+
+
+def optimization_problems(config: ExperimentConfig, workload: Workload) -> list[Problem]:
+    """The optimizer and schedule built on the workload's model, as the recipe builds them: a ``class_path`` whose
+    ``init_args`` values its class refuses (Adam's ``betas: [0.9]``), or that returns something else, is one line at
+    its key instead of every trial's failure."""
+    from raycomp.config.recipe import build_optimizer, build_scheduler
+
+    sections = (("optimizer", config.optimizer), ("schedule", config.schedule))
+    optimizer = None
+    for name, section in sections:
+        try:
+            if name == "optimizer":
+                optimizer = build_optimizer(config, workload.model)
+            elif optimizer is not None:
+                build_scheduler(config, optimizer)
+        except Exception as error:
+            if section.class_path is None:
+                return [((name, "name"), f"building the {name} failed: {one_line(error)}")]
+            target = import_callable(section.class_path)
+            return [call_problem(name, target, section.class_path, section.init_args, error)]
+    return []
 
 
 @contextlib.contextmanager

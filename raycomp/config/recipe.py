@@ -7,14 +7,17 @@ can be built and tested on its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
+from torch.optim.lr_scheduler import LRScheduler
 from torch.utils.data import DataLoader
 
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig
+from raycomp.config.optimization import OPTIMIZERS, is_torch_scheduler
 from raycomp.core import Callback, Evaluator, LoggerDestination, Time, TimeUnit
 from raycomp.core.schedulers import (
     ComposerScheduler,
@@ -30,20 +33,38 @@ from raycomp.models import LANGUAGE_MODEL_NAMES, GPTConfig, RaycompModel, build_
 
 
 def build_optimizer(config: ExperimentConfig, model: torch.nn.Module) -> torch.optim.Optimizer:
-    opt = config.optimizer
-    if opt.name == "adamw":
-        return torch.optim.AdamW(model.parameters(), lr=opt.lr, weight_decay=opt.weight_decay)
-    return torch.optim.SGD(
-        model.parameters(), lr=opt.lr, momentum=opt.momentum, weight_decay=opt.weight_decay, nesterov=opt.nesterov
-    )
+    """The config's optimizer over ``model``'s parameters: a named torch optimizer, or ``class_path``'s."""
+    section = config.optimizer
+    if section.class_path is not None:
+        from raycomp.base.import_path import import_callable
+
+        built = import_callable(section.class_path)(model.parameters(), **section.init_args)
+        if not isinstance(built, torch.optim.Optimizer):
+            raise TypeError(f"{section.class_path} returned a {type(built).__name__}, not a torch.optim.Optimizer")
+        return built
+    if section.name == "sgd":
+        return torch.optim.SGD(
+            model.parameters(),
+            lr=section.lr,
+            momentum=section.momentum,
+            weight_decay=section.weight_decay,
+            nesterov=section.nesterov,
+        )
+    optimizer_class = getattr(torch.optim, OPTIMIZERS[section.name])
+    return optimizer_class(model.parameters(), lr=section.lr, weight_decay=section.weight_decay)
 
 
-def build_scheduler(config: ExperimentConfig) -> ComposerScheduler | None:
-    """The config's schedule over elapsed training (``raycomp.core.schedulers``), stepped by the Trainer per batch.
+def build_scheduler(
+    config: ExperimentConfig, optimizer: torch.optim.Optimizer | None = None
+) -> ComposerScheduler | LRScheduler | None:
+    """The config's schedule: one of raycomp's over elapsed training (``raycomp.core.schedulers``), stepped by the
+    Trainer per batch, or ``class_path``'s: a torch scheduler of ``optimizer`` (stepped per epoch) or a schedule.
 
-    Defined over fractions of ``max_duration``, it stays right when a resumed run is given a longer one.
+    Defined over fractions of ``max_duration``, raycomp's stay right when a resumed run is given a longer one.
     """
     schedule = config.schedule
+    if schedule.class_path is not None:
+        return _class_schedule(schedule.class_path, schedule.init_args, optimizer)
     if schedule.name == "constant":
         return None
     if schedule.name == "onecycle":
@@ -56,6 +77,26 @@ def build_scheduler(config: ExperimentConfig) -> ComposerScheduler | None:
     if schedule.name == "linear":
         return LinearWithWarmupScheduler(warmup)
     return CosineAnnealingWithWarmupScheduler(warmup)
+
+
+def _class_schedule(
+    class_path: str, init_args: Mapping[str, Any], optimizer: torch.optim.Optimizer | None
+) -> ComposerScheduler | LRScheduler:
+    """A torch ``LRScheduler`` class called with ``optimizer``, or a schedule (a callable of the State)."""
+    from raycomp.base.import_path import import_callable
+
+    target = import_callable(class_path)
+    if is_torch_scheduler(target):
+        if optimizer is None:
+            raise ValueError(f"{class_path} is a torch scheduler: it is built with the optimizer it drives")
+        return target(optimizer, **init_args)
+    built = target(**init_args)
+    if isinstance(built, LRScheduler) or not callable(built):
+        raise TypeError(
+            f"{class_path} returned a {type(built).__name__}: a schedule class_path names a torch LRScheduler class, "
+            "or a schedule, a callable of the State giving the lr multiplier (raycomp.core.schedulers)"
+        )
+    return built
 
 
 def data_seed(config: ExperimentConfig) -> int:
@@ -128,7 +169,7 @@ def build_trainer(
     torch.manual_seed(config.seed)  # the same initial weights on every rank and every retry
     model = build_model_for(config)
     optimizer = build_optimizer(config, model)
-    scheduler = build_scheduler(config)
+    scheduler = build_scheduler(config, optimizer)
     if config.profile is not None:  # first, so that at FIT_END its trace is written before others read it
         from raycomp.loop.profiling import TorchProfiler
 

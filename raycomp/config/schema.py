@@ -23,6 +23,7 @@ from raycomp.base import keys
 from raycomp.base.errors import ConfigError
 from raycomp.base.layout import RunLayout
 from raycomp.config.messages import Invalid, KeyPath, Problem, explain, format_problems, problems_of, show, suggest
+from raycomp.config.optimization import OptimizerConfig, ScheduleConfig
 from raycomp.config.sections import (
     MAX_SEED,
     CheckpointConfig,
@@ -30,10 +31,8 @@ from raycomp.config.sections import (
     EvalConfig,
     FailureConfig,
     ModelConfig,
-    OptimizerConfig,
     ProfileConfig,
     ScalingConfig,
-    ScheduleConfig,
     Section,
     TrackingConfig,
     TrainTime,

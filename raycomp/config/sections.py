@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -216,33 +216,6 @@ class DataConfig(Section):
 
             return text_train_size(self.name, self.root, self.seq_len, self.max_bytes)
         return CIFAR10_TRAIN_SIZE if self.name == "cifar10" else self.num_train
-
-
-class OptimizerConfig(Section):
-    """SGD or AdamW; ``momentum`` and ``nesterov`` apply to SGD only."""
-
-    name: Literal["sgd", "adamw"] = "sgd"
-    lr: float = Field(0.05, gt=0)
-    momentum: ProperFraction = 0.9
-    weight_decay: float = Field(5e-4, ge=0)
-    nesterov: bool = False
-
-    @model_validator(mode="after")
-    def _nesterov_needs_momentum(self) -> OptimizerConfig:
-        if self.name == "sgd" and self.nesterov and self.momentum == 0:
-            raise Invalid([(("nesterov",), "needs momentum > 0 (set optimizer.momentum, or nesterov: false)")])
-        return self
-
-
-class ScheduleConfig(Section):
-    """The learning-rate schedule over elapsed training (``raycomp.core.schedulers``), stepped per batch.
-    ``warmup_fraction`` is for cosine and linear; ``step_size``, ``gamma`` for step (``step_size`` null: a
-    third of the run)."""
-
-    name: Literal["constant", "cosine", "linear", "onecycle", "step"] = "onecycle"
-    warmup_fraction: ProperFraction = 0.0
-    step_size: TrainTime | None = None
-    gamma: Fraction = 0.1
 
 
 class EvalConfig(Section):

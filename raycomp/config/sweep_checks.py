@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig
 
 MAX_CHECKED_COMBINATIONS = 1000  # grid combinations validated together (~0.4 ms each)
+_CLASS_PATH_SECTIONS = ("model", "data", "optimizer", "schedule")  # those whose init_args a sweep may vary
 
 
 def sweep_problems(config: ExperimentConfig) -> list[Problem]:
@@ -111,8 +112,10 @@ def _objective_problem(config: ExperimentConfig) -> str | None:
 
 
 def _init_arg_problem(config: ExperimentConfig, section: str, argument: str) -> str | None:
-    """``model.init_args.<argument>`` is sweepable when the section's ``class_path`` callable takes it."""
+    """``model.init_args.<argument>`` (or data's, optimizer's, schedule's) is sweepable when the section's
+    ``class_path`` callable takes it."""
     from raycomp.base.import_path import import_callable
+    from raycomp.config.optimization import is_torch_scheduler
     from raycomp.config.user_code import argument_problems
 
     class_path = getattr(config, section).class_path
@@ -122,7 +125,10 @@ def _init_arg_problem(config: ExperimentConfig, section: str, argument: str) -> 
         target = import_callable(class_path)
     except ValueError:
         return None  # reported at the section's class_path
-    found = argument_problems(target, {argument: None}, section)
+    supplied = None  # an optimizer's parameters, a torch scheduler's optimizer: raycomp passes them
+    if section == "optimizer" or (section == "schedule" and is_torch_scheduler(target)):
+        supplied = "passed by raycomp"
+    found = argument_problems(target, {argument: None}, section, supplied)
     return next((message for key, message in found if key == ("init_args", argument)), None)
 
 
@@ -132,7 +138,7 @@ def _swept_path_problem(config: ExperimentConfig, path: str, leaves: set[str]) -
         listed = ", ".join(repr(name) for name in missing)
         return f"lists {listed} but not under algorithms (configure each with its arguments there)" if missing else None
     parts = path.split(".")
-    if len(parts) == 3 and parts[0] in ("model", "data") and parts[1] == "init_args":
+    if len(parts) == 3 and parts[0] in _CLASS_PATH_SECTIONS and parts[1] == "init_args":
         return _init_arg_problem(config, parts[0], parts[2])
     if parts[0] != "algorithms":
         if path in leaves:

@@ -42,13 +42,24 @@ def user_code_on_path(folder: str | None = None) -> str:
     return folder
 
 
-def argument_problems(target: Callable[..., Any], init_args: Mapping[str, Any], section: str) -> list[Problem]:
-    """``init_args`` checked against ``target``'s signature: unknown keys at their key, missing ones together."""
+def argument_problems(
+    target: Callable[..., Any], init_args: Mapping[str, Any], section: str, supplied: str | None = None
+) -> list[Problem]:
+    """``init_args`` checked against ``target``'s signature: unknown keys at their key, missing ones together.
+
+    ``supplied`` describes the first parameter when raycomp passes it itself (an optimizer's parameters, a torch
+    scheduler's optimizer): it is neither required from nor accepted in ``init_args``.
+    """
     try:
-        parameters = inspect.signature(target).parameters
+        parameters = dict(inspect.signature(target).parameters)
     except (TypeError, ValueError):  # some C-level callables have no signature: the call itself will tell
         return []
     name = getattr(target, "__qualname__", repr(target))
+    if supplied is not None and parameters:
+        first = next(iter(parameters))
+        del parameters[first]
+        if first in init_args:
+            return [(("init_args", first), f"{name}'s {first!r} is {supplied}, which raycomp passes: remove it")]
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         accepted = None  # **kwargs takes any key
     else:

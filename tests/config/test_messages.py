@@ -16,7 +16,7 @@ def test_unknown_nested_key(tmp_path):
     path = write(tmp_path, "optimizer:\n  lr: 0.1\n  momentun: 0.9\n")
     assert only_problem(path) == (
         f"{path}:3: optimizer.momentun: unknown key (did you mean 'momentum'?; "
-        "valid keys: name, lr, momentum, weight_decay, nesterov)"
+        "valid keys: name, class_path, init_args, lr, momentum, weight_decay, nesterov)"
     )
 
 
