@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from raycomp.algorithms._targets import ensure_targets_one_hot
 from raycomp.algorithms.alibi import apply_alibi
-from raycomp.algorithms.batchnorm import recalibrate_batchnorm
 from raycomp.algorithms.blurpool import apply_blurpool
 from raycomp.algorithms.blurpool_layers import blur_2d, blurmax_pool2d
 from raycomp.algorithms.channels_last import apply_channels_last
@@ -26,6 +25,7 @@ from raycomp.algorithms.mixup import mixup_batch
 from raycomp.algorithms.progressive_resizing import resize_batch
 from raycomp.algorithms.selective_backprop import select_using_loss, should_selective_backprop
 from raycomp.algorithms.seq_length_warmup import set_batch_sequence_length
+from raycomp.loop.batchnorm import recalibrate_batchnorm
 
 if TYPE_CHECKING:
     from raycomp.algorithms.randaugment_transform import RandAugmentTransform, randaugment, randaugment_image

@@ -12,11 +12,10 @@ favours high loss but keeps some easy examples in every batch.
 The selection pass runs the model in eval mode (no dropout mask drawn) except for its BatchNorm layers, which
 normalise with the batch's statistics and fold them into their running statistics, as in Composer (with
 ``scale_factor < 1`` the kept subset's full-size forward updates them too). Running statistics still lag the
-weights, and steps on the hardest examples move the weights further than full batches do, so before each
-evaluation that follows a pruned batch SB recomputes them from the last ``RECOMPUTE_BATCHES`` (2) full-size
-batches it pruned, with the current weights (issue 35: a 4-block conv net at a constant lr scored 0.53 as
-trained against 0.98 recomputed). Two no-grad forwards per evaluation; the batches are references to tensors the
-loader made, kept in memory only, so checkpoints are the baseline's size.
+weights, and steps on the hardest examples move the weights further than full batches do (issue 35: a 4-block
+conv net at a constant lr scored 0.53 as trained against 0.98 with recomputed statistics), so raycomp's Trainer
+recomputes them before every evaluation from the last full batches the loader gave, for every model, SB's and its
+baseline's alike (``raycomp.loop.batchnorm``). Nothing is stored by SB and nothing goes to checkpoints.
 docs/methods/selective_backprop.md has the measurements.
 
 On the CPU the selection pass takes its images channels-last (``ScoringLayout``), which cuts its cost by
@@ -28,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, ClassVar
 
@@ -40,7 +38,6 @@ from torch.nn.modules.batchnorm import _BatchNorm
 
 from raycomp.algorithms._workload import batch_pair, resized_refusal, shape_of
 from raycomp.algorithms.arguments import checked_arguments
-from raycomp.algorithms.batchnorm import average_running_stats_over_ranks, recalibrate_batchnorm, running_stat_layers
 from raycomp.base.errors import one_line
 from raycomp.core.algorithm import Algorithm, Inapplicable
 from raycomp.core.compiling import compile_model
@@ -48,6 +45,7 @@ from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.precision import autocast
 from raycomp.core.state import State
+from raycomp.loop.batchnorm import running_stat_layers
 
 _INTERPOLATION = {3: "linear", 4: "bilinear", 5: "trilinear"}
 
@@ -222,13 +220,6 @@ class ScoringLayout:
         return outputs
 
 
-def _channels_last(batch: Any) -> Any:
-    """A plain ``(inputs, targets)`` tuple or list with channels-last inputs; any other batch as it is."""
-    if type(batch) not in (tuple, list) or not isinstance(batch[0], torch.Tensor) or batch[0].dim() != 4:
-        return batch
-    return type(batch)((batch[0].contiguous(memory_format=torch.channels_last), *batch[1:]))
-
-
 def freeze_running_stats(layers: list[_BatchNorm], frozen: bool) -> None:
     """Train-mode BatchNorm layers normalise with batch statistics and, while frozen, do not update
     their running ones (``track_running_stats=False`` is how torch's forward reads it)."""
@@ -246,16 +237,13 @@ class SelectiveBackprop(Algorithm):
 
     BatchNorm running statistics move in the selection pass (over the full batch); with ``scale_factor``
     1 they are frozen from then until AFTER_TRAIN_BATCH, so the step on the kept examples does not move them.
-    On EVAL_BEFORE_ALL (and FIT_END, for a fit without evaluation) after a pruned batch, they are recomputed
-    from the last full batches pruned since the previous evaluation, and averaged over DDP ranks. A run resumed
-    from a checkpoint taken mid-way between evaluations recomputes from the batches pruned since it resumed.
+    The Trainer recomputes them from full batches before each evaluation (``Trainer(recompute_batchnorm=...)``).
 
     ``first_on``: the Engine's passes run it before the other algorithms on AFTER_DATALOADER, so it ranks
     and prunes the batch as the loader gave it, before ProgressiveResizing or others change it.
     """
 
     first_on: ClassVar[frozenset[Event]] = frozenset({Event.AFTER_DATALOADER})
-    RECOMPUTE_BATCHES: ClassVar[int] = 2  # full batches the statistics are recomputed from before an evaluation
     workload_arguments: ClassVar[frozenset[str] | None] = frozenset({"scale_factor"})
 
     @checked_arguments
@@ -276,7 +264,6 @@ class SelectiveBackprop(Algorithm):
         self._scoring_mode = ScoringMode()
         self._layout = ScoringLayout()
         self._score: Callable[[Any], torch.Tensor] | None = None  # the model's forward, compiled with the Trainer
-        self._pruned: deque[Any] = deque(maxlen=self.RECOMPUTE_BATCHES)  # since the last evaluation
         self.last_num_kept = 0
         self.last_num_samples = 0
         self.last_selection_s = 0.0
@@ -315,8 +302,6 @@ class SelectiveBackprop(Algorithm):
             return True
         if event is Event.AFTER_TRAIN_BATCH:
             return bool(self._frozen)
-        if event in (Event.EVAL_BEFORE_ALL, Event.FIT_END):
-            return bool(self._pruned)
         if event is not Event.AFTER_DATALOADER:
             return False
         elapsed = state.get_elapsed_duration().value
@@ -328,10 +313,6 @@ class SelectiveBackprop(Algorithm):
             self._loss_fn = state.model.loss
             self._score = None
             self._layout = ScoringLayout()
-            self._pruned.clear()
-            return
-        if event in (Event.EVAL_BEFORE_ALL, Event.FIT_END):
-            self._recompute_batchnorm(state)
             return
         if event is Event.AFTER_TRAIN_BATCH:
             freeze_running_stats(self._frozen, False)
@@ -339,7 +320,6 @@ class SelectiveBackprop(Algorithm):
             return
         model = state.model
         loss_fn = self._loss_fn or model.loss
-        full_batch = state.batch
         input, target = state.batch_pair
         timed = logger is not None and bool(logger.destinations)
         start = time.perf_counter() if timed else 0.0
@@ -356,8 +336,6 @@ class SelectiveBackprop(Algorithm):
 
             kept = _select(input, target, forward, loss, self.keep, self.scale_factor)
         state.batch = type(state.batch)(kept)
-        if self._scoring_mode.batchnorms:
-            self._pruned.append(full_batch)
         if self.scale_factor == 1:
             self._frozen = self._scoring_mode.batchnorms
             freeze_running_stats(self._frozen, True)
@@ -371,13 +349,3 @@ class SelectiveBackprop(Algorithm):
                 },
                 state.step,
             )
-
-    def _recompute_batchnorm(self, state: State) -> None:
-        """Running statistics from the pruned full batches, with the current weights (not lagging them)."""
-        batches = list(self._pruned)
-        self._pruned.clear()
-        if self._layout.channels_last:  # the layout the selection pass found fastest on this CPU
-            batches = [_channels_last(batch) for batch in batches]
-        with autocast(state.precision, state.device):
-            recalibrate_batchnorm(state.model, batches)
-        average_running_stats_over_ranks(state.model)

@@ -190,6 +190,7 @@ def build_trainer(
         device=device,
         seed=config.seed,
         eval_interval=config.eval.interval,
+        recompute_batchnorm=config.eval.recompute_batchnorm,
         save_folder=save_folder,
         save_interval=config.checkpoint.interval,
         save_num_checkpoints_to_keep=config.checkpoint.num_to_keep or -1,

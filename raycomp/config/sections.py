@@ -224,10 +224,13 @@ class EvalConfig(Section):
     ``metrics`` maps a name, logged as ``eval/<name>`` and usable as ``sweep.metric``, to the arguments of a
     torchmetrics class: the one the name names (``MulticlassF1Score: {average: macro}``), or the one ``class``
     names (``top5: {class: MulticlassAccuracy, top_k: 5}``). ``num_classes`` defaults to ``model.num_classes``.
+    ``recompute_batchnorm``: BatchNorm statistics are recomputed from this many of the last training batches
+    before each evaluation, for every arm alike (0: the running averages, which lag the weights; Composer's).
     """
 
     interval: TrainTime = Time(1, TimeUnit.EPOCH)
     metrics: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    recompute_batchnorm: int = Field(2, ge=0, le=64)
 
     @field_validator("metrics", mode="before")
     @classmethod

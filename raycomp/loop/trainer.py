@@ -39,6 +39,7 @@ from raycomp.loop.batching import (
     stop_workers,
     to_device,
 )
+from raycomp.loop.batchnorm import RecentBatches
 from raycomp.loop.checkpoint import CheckpointSaver, load_checkpoint, restore_required_algorithms
 from raycomp.loop.distributed import (
     any_rank,
@@ -71,6 +72,10 @@ class Trainer:
     ``compile`` (``True`` or a ``torch.compile`` mode such as ``"reduce-overhead"``) compiles the training
     forward with static shapes (``compile_model``); evaluation stays eager. Give it a loader with
     ``drop_last`` so every batch has one shape.
+
+    Before each evaluation, BatchNorm running statistics are recomputed with the current weights from the last
+    ``recompute_batchnorm`` full training batches (``raycomp.loop.batchnorm``; 0: evaluate with the running
+    averages, as Composer does).
     """
 
     def __init__(
@@ -99,6 +104,7 @@ class Trainer:
         steps_per_epoch: int | None = None,
         step_schedulers_every_batch: bool | None = None,
         compile: bool | str = False,
+        recompute_batchnorm: int = 2,
     ) -> None:
         schedulers = _as_schedulers(schedulers)
         torch_schedulers = [s for s in schedulers if isinstance(s, torch.optim.lr_scheduler.LRScheduler)]
@@ -148,6 +154,7 @@ class Trainer:
         if self.state.compile_mode is not None:
             self.train_model = compile_model(self.train_model, self.state.compile_mode)
         self._last_eval_batch = -1
+        self._recent_batches = RecentBatches(self.state.model, recompute_batchnorm)
 
     def _restore(
         self, checkpoint: dict[str, Any] | None, recreate_required: bool, schedulers: list[_Schedulers]
@@ -214,6 +221,8 @@ class Trainer:
                     engine.run_event(Event.EPOCH_CHECKPOINT)
         if self._last_eval_batch != state.step:
             self.evaluate()
+        with state.precision_context:  # a fit without evaluators still ends with statistics of its weights
+            self._recent_batches.recompute(state.model)
         engine.run_event(Event.FIT_END)
 
     def _train_epoch(self, bar: ProgressBar) -> bool:
@@ -263,6 +272,7 @@ class Trainer:
     def _train_batch(self, batch: Any) -> None:
         state, engine = self.state, self.engine
         state.batch = to_device(batch, self.device)
+        self._recent_batches.record(state.batch)  # as the loader gave it: SelectiveBackprop prunes it next
         engine.run_event(Event.AFTER_DATALOADER)  # the whole batch: SelectiveBackprop prunes it here
         state.batch_num_samples = num_samples(state.batch)
         state.batch_num_tokens = num_tokens(state.batch)
@@ -332,7 +342,7 @@ class Trainer:
         put in ``state.eval_metrics``, logged and returned."""
         if not self.state.evaluators:
             return {}
-        metrics = evaluate_all(self.state, self.engine, self.logger, self.device)
+        metrics = evaluate_all(self.state, self.engine, self.logger, self.device, self._recent_batches)
         self._last_eval_batch = self.state.step
         return metrics
 

@@ -1,29 +1,80 @@
-"""SelectiveBackprop's BatchNorm statistics (issues 12 and 24): eval accuracy against BN-recalibrated accuracy.
+"""SelectiveBackprop's BatchNorm statistics (issues 12, 24, 35): scored as trained against recomputed statistics.
 
-SB always on trains every step on the hardest half of the batch. Its running BatchNorm statistics come from
-the selection pass over the full batch (and, when that pass is downsampled, from the kept half too), so
-evaluation with them should score about what it scores with statistics recomputed over every full training
-batch. A small case (the cnn model on synthetic CIFAR-shaped data, 16x16 images, 1,024 samples, 3 epochs,
-SGD at lr 0.1 decaying linearly to 0 as raycomp's recipes decay it), over 5 seeds: the gap is noisy per
-seed (500 test samples: one point is 5 images), so the median is compared.
+SB trains every step on the hardest examples of each batch. Its evaluation must not be biased by running
+statistics that lag its weights: issue 35 found a 4-block conv net at a constant learning rate scored 0.53 as
+trained against 0.98 with statistics recomputed over the training set. Running averages lag any model's weights
+(this file's 4-block net without SB, constant lr: 8-20 points), so the Trainer recomputes the statistics before
+each evaluation for every model (raycomp/loop/batchnorm.py), and a method and its baseline are scored alike.
+
+So: for two architectures and image sizes, a constant and a decaying learning rate, with and without evaluation
+during training, the accuracy that recomputing the statistics over every full training batch would add to the
+evaluation ("the gap") stays within a margin of 0, without SB and with SB at both scale factors. The cases are a
+fractional design: each factor appears on both architectures. How the margin was chosen is at
+``MARGIN_POINTS``; ``python bench/bench_sb_batchnorm.py`` measures the gaps over seeds and CPU kernel sets.
 """
+
+from __future__ import annotations
 
 import copy
 import datetime
-import statistics
+from dataclasses import dataclass
 
 import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from helpers import leave_rank, tiny_dataset, tiny_model
+from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler
 
 from raycomp import Trainer
 from raycomp.algorithms import SelectiveBackprop
-from raycomp.algorithms.batchnorm import recalibrate_batchnorm
 from raycomp.data.synthetic import SyntheticCIFAR
+from raycomp.loop.batchnorm import recalibrate_batchnorm
 from raycomp.models import build_model
+from raycomp.models.base import ClassifierModel
+
+# Measured over seeds 0-4 under three CPU kernel sets (ATEN_CPU_CAPABILITY default/avx2/avx512 with
+# ONEDNN_MAX_CPU_ISA SSE41/AVX2/AVX512_CORE; docs/methods/selective_backprop.md has the table): every gap lay
+# within GAPS_SEEN points of 0 (500 test images: one point is 5 images; recomputing from the last 2 batches
+# rather than all of them is the only difference left). The margin is three times that; the biases this guards
+# against are 8-44 points.
+GAPS_SEEN = 1.6
+MARGIN_POINTS = 3 * GAPS_SEEN
+
+
+@dataclass(frozen=True)
+class Case:
+    """One training: an architecture at an image size, its learning-rate schedule and when it evaluates."""
+
+    architecture: str  # "cnn" (raycomp's SmallCNN) or "conv4" (four conv-BN-ReLU blocks)
+    image_size: int
+    num_train: int
+    batch_size: int
+    epochs: int
+    lr: float
+    decaying: bool  # linear to 0 over the run, else constant
+    eval_every_epoch: bool  # else only at the end
+
+
+CASES = {
+    "cnn-16px-decaying-eval-every-epoch": Case("cnn", 16, 1024, 64, 3, 0.1, True, True),
+    "cnn-16px-constant-eval-at-end": Case("cnn", 16, 1024, 64, 3, 0.1, False, False),
+    "conv4-32px-constant-eval-every-epoch": Case("conv4", 32, 1024, 32, 2, 0.05, False, True),
+    "conv4-32px-decaying-eval-at-end": Case("conv4", 32, 1024, 32, 2, 0.05, True, False),
+}
+
+
+def conv4() -> nn.Module:
+    """Four conv-BN-ReLU blocks (the first and third max-pooled), global average pooling, a linear head."""
+    layers: list[nn.Module] = []
+    channels = 3
+    for index, width in enumerate((16, 32, 64, 64)):
+        layers += [nn.Conv2d(channels, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU()]
+        if index % 2 == 0:
+            layers.append(nn.MaxPool2d(2))
+        channels = width
+    return ClassifierModel(nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, 10)))
 
 
 @pytest.fixture(autouse=True)
@@ -46,46 +97,43 @@ def accuracy(model, eval_loader):
     return correct / len(eval_loader.dataset)
 
 
-def recalibration_gap(scale_factor, seed):
-    """Points of eval accuracy that recomputing the statistics over all training batches adds, after SB always on."""
-    train_loader = loader(SyntheticCIFAR(1024, "train", image_size=16), 64, shuffle=True)
-    eval_loader = loader(SyntheticCIFAR(500, "test", image_size=16), 500, shuffle=False)
+def recomputation_gap(case: Case, scale_factor: float | None, seed: int, recompute_batchnorm: int = 2) -> float:
+    """Points of eval accuracy that recomputing the statistics over every full training batch adds after training
+    (SB always on at ``scale_factor``; None: no SB). ``recompute_batchnorm=0`` is the Trainer before issue 35."""
+    train_loader = loader(SyntheticCIFAR(case.num_train, "train", image_size=case.image_size), case.batch_size, True)
+    eval_loader = loader(SyntheticCIFAR(500, "test", image_size=case.image_size), 500, shuffle=False)
     torch.manual_seed(seed)
-    model = build_model("cnn")
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    steps = 3 * len(train_loader)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - step / steps)
-    sb = SelectiveBackprop(0, 1, 0.5, scale_factor, 0)
+    model = build_model("cnn") if case.architecture == "cnn" else conv4()
+    optimizer = torch.optim.SGD(model.parameters(), lr=case.lr, momentum=0.9)
+    steps = case.epochs * len(train_loader)
+    decay = (lambda step: 1 - step / steps) if case.decaying else (lambda step: 1.0)
+    algorithms = [] if scale_factor is None else [SelectiveBackprop(0, 1, 0.5, scale_factor, 0)]
     trainer = Trainer(
         model,
         train_loader,
-        "3ep",
+        f"{case.epochs}ep",
         eval_dataloader=eval_loader,
-        algorithms=[sb],
+        eval_interval="1ep" if case.eval_every_epoch else f"{case.epochs + 1}ep",  # the fit ends with one anyway
+        algorithms=algorithms,
         optimizers=optimizer,
-        schedulers=schedule,
+        schedulers=torch.optim.lr_scheduler.LambdaLR(optimizer, decay),
         step_schedulers_every_batch=True,
         seed=seed,
         progress_bar=False,
+        recompute_batchnorm=recompute_batchnorm,
     )
     trainer.fit()
-    recalibrated = copy.deepcopy(trainer.state.model)
-    recalibrate_batchnorm(recalibrated, train_loader)  # every training batch, full and unpruned
-    return 100 * (accuracy(recalibrated, eval_loader) - trainer.state.eval_metrics["eval/accuracy"])
+    recomputed = copy.deepcopy(trainer.state.model)
+    recalibrate_batchnorm(recomputed, train_loader)  # every training batch, full and unpruned
+    return 100 * (accuracy(recomputed, eval_loader) - trainer.state.eval_metrics["eval/accuracy"])
 
 
-@pytest.mark.parametrize(
-    ("scale_factor", "max_median_gap"),
-    [
-        (1.0, 1.0),  # measured: gaps 0.8, 0.4, 2.0, 3.0, -1.2 (median 0.8); no SB: 1.0, 0.2, -1.0, -0.6, -0.4
-        # measured: 2.8, -0.4, 2.6, 0.8, 1.2 (median 1.2); from the downsampled pass alone 10.4, 1.6, 5.2, 4.8, 2.6
-        (0.5, 2.0),
-    ],
-)
-def test_sb_always_on_is_scored_close_to_its_recalibrated_accuracy(scale_factor, max_median_gap):
-    gaps = [recalibration_gap(scale_factor, seed) for seed in range(5)]
-    print(f"scale_factor {scale_factor}: gaps {gaps}")
-    assert statistics.median(gaps) <= max_median_gap
+@pytest.mark.parametrize("name", CASES)
+def test_with_and_without_sb_the_evaluation_scores_what_recomputed_statistics_score(name):
+    gaps = {scale_factor: recomputation_gap(CASES[name], scale_factor, seed=0) for scale_factor in (None, 1.0, 0.5)}
+    print(f"{name}: gaps (None: no SB) {gaps}")
+    for scale_factor, gap in gaps.items():
+        assert abs(gap) <= MARGIN_POINTS, (scale_factor, gap)
 
 
 def run_rank(rank, world_size, init_file, out_dir):
@@ -105,9 +153,9 @@ def run_rank(rank, world_size, init_file, out_dir):
 
 
 @pytest.mark.spawns
-def test_under_ddp_every_rank_ends_with_rank_0s_recomputed_statistics(tmp_path):
-    """Each rank's selection pass moves its statistics from its own shard; the Trainer's buffer sharing after
-    every step leaves the ranks with the same ones: rank 0's, which its checkpoint keeps."""
+def test_under_ddp_every_rank_ends_with_the_same_recomputed_statistics(tmp_path):
+    """Each rank recomputes the statistics from its own shard's last batches before evaluating; their mean over
+    ranks is what every rank evaluates with, and what rank 0's checkpoint keeps."""
     mp.spawn(run_rank, args=(2, str(tmp_path / "init"), str(tmp_path)), nprocs=2, join=True)
     ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]
     for key, value in ranks[0].items():
