@@ -113,3 +113,79 @@ class Regression(RaycompModel):
     def loss(self, outputs, batch, reduction="mean"):
         return nn.functional.mse_loss(outputs, batch[1], reduction=reduction if self.per_sample else "mean")
 '''
+
+# A regression project (issue 32 items 3 and 6): float targets, a RaycompModel with per-sample squared error and its
+# own MAE metric, and the same data as a data module whose loaders batch by 32 (``regression`` fixtures write it as
+# ``my_project/regression.py``).
+REGRESSION_MODULE = '''
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+from torchmetrics import MeanAbsoluteError
+
+from raycomp.models import RaycompModel
+
+
+def sums(num_train: int = 96, num_eval: int = 32, features: int = 4):
+    """Features and their sum as the target: float targets, no class labels."""
+    generator = torch.Generator().manual_seed(0)
+
+    def split(n):
+        inputs = torch.randn(n, features, generator=generator)
+        return TensorDataset(inputs, inputs.sum(dim=1))
+
+    return split(num_train), split(num_eval)
+
+
+class SumsModule:
+    """The same data as a data module: its loaders batch by ``batch_size``, whatever data.batch_size says."""
+
+    def __init__(self, batch_size: int = 32) -> None:
+        self.batch_size = batch_size
+
+    def setup(self, stage: str) -> None:
+        self.train, self.val = sums()
+
+    def train_dataloader(self):
+        return DataLoader(self.train, batch_size=self.batch_size, shuffle=True)
+
+    def val_dataloader(self):
+        return DataLoader(self.val, batch_size=self.batch_size)
+
+
+class SumRegression(RaycompModel):
+    """Squared error per sample (SelectiveBackprop can rank them) and the mean absolute error as its own metric."""
+
+    def __init__(self, features: int = 4, hidden: int = 8) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+    def forward(self, batch):
+        return self.net(batch[0]).squeeze(1)
+
+    def loss(self, outputs, batch, reduction="mean"):
+        return nn.functional.mse_loss(outputs, batch[1], reduction=reduction)
+
+    def get_metrics(self, is_train=False):
+        return {} if is_train else {"mae": MeanAbsoluteError()}
+
+
+def three_classes(features: int = 4) -> nn.Module:
+    """A plain 3-class classifier of the same features (trained by cross-entropy)."""
+    return nn.Linear(features, 3)
+
+
+def labelled(num_train: int = 96, num_eval: int = 32, features: int = 4):
+    """The features with 3 class labels (the sum's sign and size)."""
+
+    def relabel(split):
+        inputs, total = split.tensors
+        return TensorDataset(inputs, torch.bucketize(total, torch.tensor([-1.0, 1.0])))
+
+    return tuple(relabel(split) for split in sums(num_train, num_eval, features))
+
+
+class LabelledModule(SumsModule):
+    def setup(self, stage: str) -> None:
+        self.train, self.val = labelled()
+'''

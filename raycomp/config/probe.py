@@ -9,19 +9,25 @@ samples, and CIFAR-10 and the text sets, whose shapes are fixed, are stood in fo
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from raycomp.base import keys
 from raycomp.base.errors import one_line
 from raycomp.config.call_problems import call_problem
 from raycomp.config.messages import KeyPath, Problem
+from raycomp.core.evaluator import named_metrics
 from raycomp.data.probe import PROBE_SIZE, dataset_batch, declared_classes, probe_batches
 from raycomp.models import ClassifierModel, RaycompModel
+from raycomp.models.base import class_labels
 from raycomp.models.outputs import classifier_output_problem, described
 
 if TYPE_CHECKING:
+    from torchmetrics import Metric
+
     from raycomp.config.schema import ExperimentConfig
 
 _CIFAR10_SHAPE, _CIFAR10_CLASSES = (3, 32, 32), 10
@@ -30,12 +36,17 @@ _CIFAR10_SHAPE, _CIFAR10_CLASSES = (3, 32, 32), 10
 @dataclasses.dataclass
 class Workload:
     """The model a run trains (built on the CPU), a batch of two from its training and eval data, and how many
-    classes the data says it has (None when it does not say): what methods are checked against."""
+    classes the data says it has (None when it does not say): what methods are checked against. ``has_accuracy``
+    and ``eval_metrics`` (the model's own torchmetrics and ``eval.metrics``, by name) are what its evaluation logs
+    beside ``eval/loss``; ``output_classes`` is a classifier's output width (None for other models)."""
 
     model: RaycompModel
     train_batch: Any
     eval_batch: Any
     num_classes: int | None = None
+    has_accuracy: bool = True
+    eval_metrics: dict[str, Metric] = dataclasses.field(default_factory=dict)
+    output_classes: int | None = None
 
 
 class WorkloadProblem(Exception):
@@ -68,7 +79,8 @@ def build_workload(config: ExperimentConfig) -> Workload:
     with torch.no_grad():
         for split, batch in (("train", train_batch), ("eval", eval_batch)):
             workload.model.train(split == "train")
-            _check_forward(config, workload, split, batch)
+            outputs = _check_forward(config, workload, split, batch)
+        _check_evaluation(config, workload, outputs)
     workload.model.train()
     return workload
 
@@ -176,9 +188,37 @@ def _file_batches(config: ExperimentConfig) -> tuple[Any, Any, int | None]:
         raise WorkloadProblem((("data", "root"), f"{root}: {one_line(error)}")) from None
 
 
-def _check_forward(config: ExperimentConfig, workload: Workload, split: str, batch: Any) -> None:
+def _check_evaluation(config: ExperimentConfig, workload: Workload, outputs: Any) -> None:
+    """What evaluation computes on the eval batch's ``outputs``, as ``raycomp.loop.evaluation`` does: the model's
+    ``num_correct`` (None: no accuracy), its own metrics and ``eval.metrics``, each fed the batch once."""
+    model, label, blamed = workload.model, model_label(config), _blamed(config)
+    batch = workload.eval_batch
+    on = f"a batch of {config.data.class_path or f'the {config.data.name!r} data'}'s eval set"
+    try:
+        workload.has_accuracy = model.num_correct(outputs, batch) is not None
+    except Exception as error:
+        raise WorkloadProblem((blamed, f"{label}'s num_correct fails on {on}: {one_line(error)}")) from None
+    try:
+        own = named_metrics(model.get_metrics(is_train=False))
+    except Exception as error:
+        raise WorkloadProblem((blamed, f"{label}'s get_metrics() fails: {one_line(error)}")) from None
+    labels = class_labels(outputs, batch)
+    workload.output_classes = int(outputs.shape[-1]) if labels is not None else None
+    workload.eval_metrics = {**own, **config.build_eval_metrics()}
+    for name, metric in workload.eval_metrics.items():
+        where = ("eval", "metrics", name) if name in config.eval.metrics else blamed
+        if name in (keys.LOSS, keys.ACCURACY):
+            raise WorkloadProblem((where, f"{label}'s get_metrics names a metric {name!r}, which eval/{name} is"))
+        try:
+            model.update_metric(batch, outputs.float(), copy.deepcopy(metric))
+        except Exception as error:
+            raise WorkloadProblem((where, f"the eval metric {name!r} fails on {on}: {one_line(error)}")) from None
+
+
+def _check_forward(config: ExperimentConfig, workload: Workload, split: str, batch: Any) -> Any:
     """One forward of ``batch`` and its loss, as training (or evaluation) runs them; a plain module's output must be
-    logits with a class for every label. A ``RaycompModel`` brings its own loss: whatever it accepts is right."""
+    logits with a class for every label. A ``RaycompModel`` brings its own loss: whatever it accepts is right.
+    Returns the outputs."""
     model, label, blamed = workload.model, model_label(config), _blamed(config)
     data_label = config.data.class_path or f"the {config.data.name!r} data"
     on = f"a batch of {data_label}'s {split} set"
@@ -198,6 +238,7 @@ def _check_forward(config: ExperimentConfig, workload: Workload, split: str, bat
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.is_floating_point():
         message = f"{label}'s loss(outputs, batch) gave {described(loss)}; it must be a float scalar"
         raise WorkloadProblem((blamed, message))
+    return outputs
 
 
 def _blamed(config: ExperimentConfig) -> KeyPath:

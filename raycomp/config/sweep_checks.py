@@ -99,10 +99,12 @@ def _grid_combination_problems(config: ExperimentConfig, root: type[ExperimentCo
 
 
 def _objective_problem(config: ExperimentConfig) -> str | None:
-    """An ``eval/...`` objective must be a metric the evaluator computes; other reported numbers are not checked."""
+    """An ``eval/...`` objective must be a metric the evaluator computes; other reported numbers are not checked.
+    A user's model may bring metrics of its own (``get_metrics``) and have no accuracy: the preflight checks its
+    objective once the model is built (``config.objective``)."""
     metric = config.sweep.metric if config.sweep else keys.DEFAULT_METRIC
     label, _, name = metric.partition("/")
-    if label != keys.EVAL_LABEL:
+    if label != keys.EVAL_LABEL or config.model.class_path is not None:
         return None
     known = [keys.LOSS, keys.ACCURACY, *config.eval.metrics]
     if name in known or name.split("/")[0] in config.eval.metrics:  # a vector metric's elements: eval/<name>/<i>

@@ -19,6 +19,7 @@ from raycomp.algorithms.registry import algorithm_class
 from raycomp.base.errors import ConfigError
 from raycomp.config.applicability import algorithm_refusals, refusal_problem
 from raycomp.config.messages import KeyPath, Problem, dotted, show
+from raycomp.config.objective import objective_problems
 from raycomp.config.probe import Workload, WorkloadProblem, build_workload
 from raycomp.config.sweep import SELECTION, SPACE, SearchDomain, swept_algorithm
 from raycomp.config.sweep_checks import MAX_CHECKED_COMBINATIONS
@@ -32,8 +33,9 @@ Pick = tuple[int, Any]  # a domain's candidate: its index and value
 
 
 def sweep_preflight_problems(config: ExperimentConfig, base: Workload | None) -> list[Problem]:
-    """What cannot run of what ``config``'s sweep can draw; ``base`` is the base config's workload (the baseline's),
-    None when it failed (that is reported on its own)."""
+    """What cannot run of what ``config``'s sweep can draw, and a ``sweep.metric`` some drawn model's evaluation does
+    not compute; ``base`` is the base config's workload (the baseline's), None when it failed (reported on its own)."""
+    assert config.sweep is not None
     problems: list[Problem] = []
     unswept = config.model_copy(update={"sweep": None})
     candidates: list[tuple[dict[str, Any], ExperimentConfig, Workload]] = []
@@ -54,7 +56,8 @@ def sweep_preflight_problems(config: ExperimentConfig, base: Workload | None) ->
             problems += [_value_problem(space, picked, problem) for problem in failure.problems]
     for values, trial, workload in candidates:
         suffix = f" (with {_named(values)})" if values else ""
-        problems += [(where, message + suffix) for where, message in _method_problems(config, trial, workload)]
+        found = objective_problems(config.sweep, trial, workload) + _method_problems(config, trial, workload)
+        problems += [(where, message + suffix) for where, message in found]
     return problems
 
 

@@ -2,8 +2,8 @@
 
 As in Composer, an evaluator's metrics come from ``model.get_metrics(is_train=False)``, chosen by
 ``metric_names`` (regexes); raycomp also takes torchmetrics objects directly (``metrics=``), which is
-what a config's ``eval.metrics`` builds. Every evaluator also computes ``{label}/loss`` and
-``{label}/accuracy`` from the model's own ``loss`` and ``num_correct``, as before metrics existed.
+what a config's ``eval.metrics`` builds. Every evaluator also computes ``{label}/loss`` from the model's own
+``loss``, and ``{label}/accuracy`` from its ``num_correct`` when it has one (a regression has none).
 torchmetrics is imported only where a metric is built by name, so the core stays light to import.
 """
 
@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 
 class Evaluator:
-    """``label``'s dataloader and its metrics, logged as ``{label}/loss``, ``{label}/accuracy``, ``{label}/<name>``.
+    """``label``'s dataloader and its metrics, logged as ``{label}/loss``, ``{label}/accuracy`` (a classifier's),
+    ``{label}/<name>``.
 
     ``metric_names`` picks from ``model.get_metrics(is_train=False)`` by regex, case-insensitive, as in Composer
     (None: all of them; a pattern matching none is an error, not a silently missing metric). ``metrics`` adds

@@ -24,7 +24,8 @@ Batch = Any
 
 
 class RaycompModel(nn.Module, ABC):
-    """``forward(batch)`` and ``loss(outputs, batch, reduction)``; override ``num_correct`` for non-classifiers."""
+    """``forward(batch)`` and ``loss(outputs, batch, reduction)``; ``num_correct`` counts a classifier's hits (None:
+    the model has no accuracy) and ``get_metrics`` offers its own torchmetrics, logged as ``eval/<name>``."""
 
     @abstractmethod
     def forward(self, batch: Batch) -> torch.Tensor: ...
@@ -33,10 +34,16 @@ class RaycompModel(nn.Module, ABC):
     def loss(self, outputs: torch.Tensor, batch: Batch, reduction: str = "mean") -> torch.Tensor:
         """The training loss; ``reduction='none'`` must give one loss per sample."""
 
-    def num_correct(self, outputs: torch.Tensor, batch: Batch) -> torch.Tensor:
-        """How many samples of the batch the outputs classify correctly (for eval accuracy)."""
-        _, targets = batch
-        return (outputs.argmax(dim=-1) == targets).sum()
+    def num_correct(self, outputs: torch.Tensor, batch: Batch) -> torch.Tensor | None:
+        """How many samples of the batch the outputs classify correctly, for ``eval/accuracy``; None: the model has
+        no accuracy, and none is logged (a regression's ``eval/accuracy`` would be a meaningless 0).
+
+        By default the argmax of ``(batch, classes)`` outputs against the integer labels of an ``(inputs, labels)``
+        batch, and None for anything else (float targets, a batch of another shape). Override it to count otherwise,
+        or to return None for a model that is no classifier whatever its data.
+        """
+        labels = class_labels(outputs, batch)
+        return None if labels is None else (outputs.argmax(dim=-1) == labels).sum()
 
     def get_metrics(self, is_train: bool = False) -> dict[str, Metric]:
         """The torchmetrics an ``Evaluator`` picks from by ``metric_names`` (Composer's ``get_metrics``).
@@ -50,6 +57,20 @@ class RaycompModel(nn.Module, ABC):
         """Feeds one eval batch to ``metric``, as Composer's ``update_metric``; override for other batch shapes."""
         _, targets = batch
         metric.update(outputs, targets)
+
+
+def class_labels(outputs: Any, batch: Batch) -> torch.Tensor | None:
+    """The batch's class labels when ``outputs`` score each class: ``(batch, classes)`` outputs against an
+    ``(inputs, labels)`` batch whose labels are one integer a sample; None otherwise (no class labels)."""
+    if not isinstance(batch, list | tuple) or len(batch) != 2:
+        return None
+    labels = batch[1]
+    if not isinstance(outputs, torch.Tensor) or not isinstance(labels, torch.Tensor):
+        return None
+    integer = not (labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool)
+    if not integer or labels.dim() != 1 or outputs.dim() != 2 or outputs.shape[0] != labels.shape[0]:
+        return None
+    return labels
 
 
 class ClassifierModel(RaycompModel):

@@ -41,13 +41,17 @@ def test_bad_metrics_are_reported_at_their_key(tmp_path, entry, expected):
     assert message.startswith(f"{path}:") and expected in message, message
 
 
-def sweep_on(metric: str) -> str:
-    return METRICS + f"algorithms:\n  selective_backprop: {{}}\nsweep:\n  metric: {metric}\n  space: {{}}\n"
+def sweep_on(metric: str, mode: str = "max") -> str:
+    sweep = f"sweep:\n  metric: {metric}\n  mode: {mode}\n  space: {{}}\n"
+    return METRICS + "algorithms:\n  selective_backprop: {}\n" + sweep
 
 
-@pytest.mark.parametrize("metric", ["eval/MulticlassF1Score", "eval/top2", "eval/loss", "time/train_wall_s"])
-def test_a_sweep_may_optimise_any_computed_metric(tmp_path, metric):
-    assert load_experiment(write(tmp_path, sweep_on(metric))).objective[0] == metric
+@pytest.mark.parametrize(
+    ("metric", "mode"),
+    [("eval/MulticlassF1Score", "max"), ("eval/top2", "max"), ("eval/loss", "min"), ("time/train_wall_s", "max")],
+)
+def test_a_sweep_may_optimise_any_computed_metric(tmp_path, metric, mode):
+    assert load_experiment(write(tmp_path, sweep_on(metric, mode))).objective == (metric, mode)
 
 
 def test_a_sweep_on_a_metric_never_computed_is_refused(tmp_path):
