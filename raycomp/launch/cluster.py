@@ -164,8 +164,11 @@ def _private_temp_dir() -> Path | None:
     folder = process_scratch_path(RAY_TEMP_PREFIX)  # one per process: a second Ray here adds a session to it
     if len(str(folder).encode()) > _RAY_TEMP_DIR_MAX:
         return None
-    folder.mkdir(mode=0o700, exist_ok=True)
-    if folder.stat().st_uid != os.getuid():  # left by another user's process of the same id
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        if folder.stat().st_uid != os.getuid():  # left by another user's process of the same id
+            return None
+    except OSError:  # Ray says what is wrong with TMPDIR in its own words
         return None
     return folder
 

@@ -244,7 +244,7 @@ def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None =
     if not tune.Tuner.can_restore(folder):
         raise NotFound(f"no sweep to resume at {folder} (run without --resume to start one)")
     try:
-        return tune.Tuner.restore(
+        tuner = tune.Tuner.restore(
             folder, trainable=make_trainable(config, parent), resume_unfinished=True, resume_errored=True
         )
     except Exception as error:  # a damaged tuner.pkl: unpickling fails in many ways
@@ -252,3 +252,5 @@ def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None =
             f"the sweep's saved state in {folder} cannot be read ({one_line(error)}): "
             "start the sweep again under another name (--set name=...)"
         ) from error
+    keep_saved_state_private(folder, parent)
+    return tuner
