@@ -140,8 +140,8 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
 def _unreadable_sweep(config: ExperimentConfig, error: BaseException) -> StorageUnwritable:
     """Tune's results or saved state that cannot be read or written, as one line (Ray's traceback before)."""
     return StorageUnwritable(
-        f"the sweep's files in {config.layout.run_dir} cannot be read or written ({one_line(error)}): free space "
-        "in storage_path (or TMPDIR), then run the same command with --resume"
+        f"the sweep's files in {config.layout.run_dir} cannot be read or written ({one_line(error)}): if its disk "
+        "is full, free space in storage_path (or TMPDIR); then run the same command with --resume"
     )
 
 
