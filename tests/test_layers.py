@@ -21,12 +21,20 @@ LAYERS: list[tuple[str, ...]] = [
     ("raycomp.core",),  # the vocabulary: Event, State, Algorithm, Engine, passes, Trace
     ("raycomp.loop", "raycomp.algorithms", "raycomp.data", "raycomp.models", "raycomp.functional"),
     ("raycomp.config",),  # the schema, the sweep spec and the recipe (config -> Trainer)
-    ("raycomp.results",),  # summaries, per-configuration rows and verdicts, results files
+    ("raycomp.results", "raycomp.find"),  # summaries, verdicts, results files; a find's decisions (pure, on verdicts)
     ("raycomp.tracking",),  # MLflow
     ("raycomp.report",),  # figures and the page
     ("raycomp.launch",),  # Ray
     # the command lines and the entry points that name them (`python -m raycomp.tune`, the package's facade)
-    ("raycomp.cli", "raycomp.api", "raycomp.tune", "raycomp.train", "raycomp.report.__main__", "raycomp"),
+    (
+        "raycomp.cli",
+        "raycomp.api",
+        "raycomp.tune",
+        "raycomp.train",
+        "raycomp.report.__main__",
+        "raycomp.find.__main__",
+        "raycomp",
+    ),
 ]
 
 

@@ -1,0 +1,143 @@
+"""Simulated finds: the real decision code of ``raycomp.find`` on simulated trial times and accuracies.
+
+The world: the baseline trains in 100 s to accuracy 0.96 at its full budget (0.90, 0.94, 0.97 at budgets 0.5,
+0.75, 1.5, as bench/simulate_verdicts.py has it); a recipe divides that time by its speed-up and adds its
+accuracy change (``World.effects``). Each trial's time has log-normal noise (``cv``), each seed a slow or fast
+spell shared by every trial at that seed (``seed_time_sd``), and its accuracy a per-seed part shared by every
+arm (data order, initialisation: what pairing cancels) plus the trial's own (``accuracy_sd``).
+
+    python bench/simulate_find.py                 # the rates in docs/find.md (about a minute)
+    python bench/simulate_find.py --finds 200     # a quick look
+
+tests/find/test_find_simulated.py runs the same worlds with fewer finds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from raycomp.base import keys
+from raycomp.find.answer import Answer, answer_of
+from raycomp.find.decide import advance, start
+from raycomp.find.observations import Observations, Trial
+from raycomp.find.plan import FindPlan
+from raycomp.find.race import Round
+from raycomp.find.recipes import Candidate, Recipe
+
+BUDGETS = (0.5, 0.75, 1.0, 1.5)
+FRONTIER_ACCURACY = (0.90, 0.94, 0.96, 0.97)
+BASELINE_TIME_S = 100.0
+SETTINGS = ((), (("level", 1),), (("level", 2),))  # each candidate's Tune settings: its default and two more
+
+Effects = Callable[[Recipe], tuple[float, float]]  # a recipe's speed-up and accuracy change
+
+
+@dataclasses.dataclass(frozen=True)
+class World:
+    effects: Effects
+    cv: float = 0.05
+    seed_time_sd: float = 0.05
+    accuracy_sd: float = 0.002
+    seed_accuracy_sd: float = 0.005
+
+
+def candidates(count: int, incompatible: Mapping[str, frozenset[str]] | None = None) -> tuple[Candidate, ...]:
+    """``m0`` .. ``m<count-1>``, each with ``SETTINGS``."""
+    incompatible = incompatible or {}
+    return tuple(Candidate(f"m{i}", SETTINGS, incompatible.get(f"m{i}", frozenset())) for i in range(count))
+
+
+def independent(speedups: Mapping[str, float], accuracy: Mapping[str, float] | None = None) -> Effects:
+    """Each method's speed-up (by name, any setting) multiplies, its accuracy change adds; unnamed ones are neutral."""
+    accuracy = accuracy or {}
+
+    def effects(recipe: Recipe) -> tuple[float, float]:
+        speedup = math.prod(speedups.get(name, 1.0) for name in recipe.names)
+        return speedup, sum(accuracy.get(name, 0.0) for name in recipe.names)
+
+    return effects
+
+
+def draw_round(round_: Round, world: World, rng: np.random.Generator, seeds: dict[int, tuple[float, float]]) -> list:
+    """The round's trials, drawn at once; ``seeds`` keeps each seed's shared time and accuracy parts."""
+    requests = round_.requests
+    for seed in {request.seed for request in requests} - seeds.keys():
+        seeds[seed] = (
+            math.exp(world.seed_time_sd * rng.standard_normal()),
+            world.seed_accuracy_sd * rng.standard_normal(),
+        )
+    sigma = math.sqrt(math.log1p(world.cv**2))
+    time_noise = np.exp(sigma * rng.standard_normal(len(requests)))
+    accuracy_noise = world.accuracy_sd * rng.standard_normal(len(requests))
+    trials = []
+    for k, request in enumerate(requests):
+        budget = request.budget or 1.0
+        speedup, gain = world.effects(request.recipe) if request.recipe is not None else (1.0, 0.0)
+        seed_time, seed_accuracy = seeds[request.seed]
+        time_s = BASELINE_TIME_S * budget / speedup * seed_time * time_noise[k]
+        accuracy = float(np.interp(budget, BUDGETS, FRONTIER_ACCURACY)) + gain + seed_accuracy + accuracy_noise[k]
+        trials.append(Trial(request.arm, request.seed, float(accuracy), float(time_s), budget=request.budget))
+    return trials
+
+
+def simulate_find(plan: FindPlan, world: World, rng: np.random.Generator) -> Answer:
+    state, observations, seeds = start(plan), Observations(), {}
+    while (round_ := advance(plan, state, observations)) is not None:
+        observations.add(draw_round(round_, world, rng, seeds))
+    return answer_of(plan, state)
+
+
+def plan_for(candidates_: tuple[Candidate, ...]) -> FindPlan:
+    return FindPlan(candidates_, frontier_budgets=tuple(b for b in BUDGETS if b != 1.0), mode=keys.DEFAULT_MODE)
+
+
+WORLDS: dict[str, tuple[tuple[Candidate, ...], World]] = {
+    "no effect (9 neutral)": (candidates(9), World(independent({}))),
+    "one 1.3x among 8 neutral": (candidates(9), World(independent({"m4": 1.3}))),
+    "two that add up (1.3x, 1.25x)": (candidates(4), World(independent({"m1": 1.3, "m2": 1.25}))),
+}
+
+
+def not_adding_up(recipe: Recipe) -> tuple[float, float]:
+    """m1 1.3x, m2 1.25x alone; together no faster than m1 alone (m2 helps only alone)."""
+    names = set(recipe.names)
+    return (1.3 if "m1" in names else 1.25 if "m2" in names else 1.0), 0.0
+
+
+WORLDS["two that do not add up"] = (candidates(4), World(not_adding_up))
+
+
+def rates(finds: int, seed: int = 0, cv: float | None = None) -> dict[str, dict[str, float]]:
+    """Per world: how often a recipe is recommended, holds the planted method(s), and holds a combination."""
+    rng = np.random.default_rng(seed)
+    table = {}
+    for name, (candidates_, world) in WORLDS.items():
+        world = world if cv is None else dataclasses.replace(world, cv=cv)
+        answers = [simulate_find(plan_for(candidates_), world, rng) for _ in range(finds)]
+        recommended = [answer.recommended for answer in answers if answer.recommended is not None]
+        table[name] = {
+            "recommended": len(recommended) / finds,
+            "with m4": sum("m4" in r.names for r in recommended) / finds,
+            "m1+m2": sum({"m1", "m2"} <= set(r.names) for r in recommended) / finds,
+        }
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--finds", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cv", type=float, default=None, help="each trial's time noise (default: World's, 0.05)")
+    args = parser.parse_args()
+    print(f"| world | recommended | holds m4 | holds m1+m2 |  ({args.finds} finds each)\n|---|---|---|---|")
+    for name, row in rates(args.finds, args.seed, args.cv).items():
+        print(f"| {name} | {row['recommended']:.3f} | {row['with m4']:.3f} | {row['m1+m2']:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""What a find concludes (``Answer``): the recipe recommended, or that none is, with the evidence either way."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from raycomp.find.plan import FindPlan
+from raycomp.find.recipes import Recipe
+from raycomp.find.state import FindState, Line, describe
+from raycomp.results.verdicts import EQUIVALENT, FASTER, NO_EVIDENCE, Verdict
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """``chosen`` is the recipe Confirm ran (None: no candidate survived the search); it is ``recommended`` only
+    when its verdict on the fresh seeds is ``faster`` and the control arm's timing holds."""
+
+    chosen: Recipe | None
+    verdict: Verdict | None
+    control: Verdict | None
+    lines: dict[str, Line]
+    candidates: int
+
+    @property
+    def timing_holds(self) -> bool:
+        return self.control is None or self.control.verdict in (NO_EVIDENCE, EQUIVALENT)
+
+    @property
+    def recommended(self) -> Recipe | None:
+        faster = self.verdict is not None and self.verdict.verdict == FASTER
+        return self.chosen if faster and self.timing_holds else None
+
+    def headline(self) -> str:
+        """The answer in one sentence."""
+        if self.recommended is not None:
+            return f"recommended: {self.recommended.key}, confirmed {describe(self.verdict)} on fresh seeds"
+        none = f"none of the {self.candidates} methods is faster at equal accuracy on this model"
+        if self.chosen is None:
+            return f"{none}: no method was shown faster in the search"
+        if not self.timing_holds:
+            return (
+                f"{none} that this machine could show: the control arm (identical to the baseline) came out "
+                f"{describe(self.control)} on the confirmation seeds, so their timing could not support a verdict"
+            )
+        unconfirmed = f"the search's choice, {self.chosen.key}, was not confirmed on fresh seeds"
+        return f"{none}: {unconfirmed} ({describe(self.verdict)})"
+
+
+def answer_of(plan: FindPlan, state: FindState) -> Answer:
+    """The answer of a finished find (``state.stage == DONE``)."""
+    lines = {c.name: state.lines.get(c.name, Line("screen", "not judged")) for c in plan.candidates}
+    return Answer(state.recipe, state.verdict, state.control, lines, len(plan.candidates))

@@ -1,0 +1,36 @@
+"""Confirm: the chosen recipe against the baseline on fresh seeds, which no choice saw; its verdict there is the
+find's answer.
+
+Picking the best of several noisy estimates overstates it (the winner's curse), so the search's own numbers are
+never reported. Confirm races the recipe, with the baseline, its frontier and the control arm, at
+``confirm.first`` to ``confirm.last`` new seeds (group-sequential looks), until its verdict resolves, the seeds run
+out or the find's budget is spent. The control is judged on the same seeds: a ``faster`` or ``slower`` control
+means the machine's timing could not support the verdict, and nothing is recommended.
+"""
+
+from __future__ import annotations
+
+from raycomp.find.race import Race, Request
+from raycomp.find.state import CONFIRM, DONE, Line
+from raycomp.results.verdicts import RESOLVED
+
+
+def confirm(race: Race) -> list[Request]:
+    plan, state = race.plan, race.state
+    assert state.recipe is not None
+    while True:
+        n = state.confirm_n
+        seeds = plan.confirm_seeds(n)
+        requests = race.missing([(state.recipe, seed) for seed in seeds], control=plan.control)
+        if requests:
+            return requests
+        level = plan.confirm.level(n, plan.confidence)
+        verdict = race.judge(state.recipe, seeds, level)
+        if verdict.verdict in RESOLVED or n >= plan.confirm.last or plan.budget_spent(race.spent_s):
+            state.verdict = verdict
+            state.control = race.judge_control(seeds, level) if plan.control else None
+            for name in state.recipe.names:
+                state.lines[name] = Line(CONFIRM, f"in the recipe ({state.lines[name].outcome})")
+            state.stage = DONE
+            return []
+        state.confirm_n = n + 1

@@ -1,0 +1,71 @@
+"""How a find races its candidates: the seeds of each stage, the judging keys, the budget (``FindPlan``).
+
+The seeds are indices (a trial trains with seed ``experiment.seed + index``) and pair trials across recipes, as a
+sweep's repeats do. The search stages (Screen, Tune, Compose) share seeds ``0 .. search_seeds - 1``, so one
+baseline at each seed serves them all; Confirm runs on the next seeds, which no choice ever saw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+
+from raycomp.base import keys
+from raycomp.find.recipes import Candidate
+from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE, look_confidence
+
+
+@dataclasses.dataclass(frozen=True)
+class Seeds:
+    """A stage's looks: the first at ``first`` paired seeds, then one more seed at a time up to ``last``."""
+
+    first: int
+    last: int
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.first <= self.last:
+            raise ValueError(f"a stage needs 2 <= first <= last seeds, got {self.first}, {self.last}")
+
+    def level(self, n: int, confidence: float) -> float:
+        """The interval level of the look at ``n`` seeds: alpha spent over the looks (group-sequential)."""
+        return look_confidence(n, self.first, self.last, confidence)
+
+
+@dataclasses.dataclass(frozen=True)
+class FindPlan:
+    """The candidates and the rules of the race. ``budget_s`` (None: no limit) is the find's wall time: the search
+    stages start no new look after ``search_share`` of it, Confirm none after all of it."""
+
+    candidates: tuple[Candidate, ...]
+    screen: Seeds = Seeds(3, 6)
+    tune: Seeds = Seeds(3, 6)  # successive halving: rungs at first, 2 x first, ... seeds, up to last
+    compose: Seeds = Seeds(3, 6)
+    confirm: Seeds = Seeds(3, 8)
+    halving: int = 3  # each rung of Tune keeps the best third of the settings
+    mode: str = keys.DEFAULT_MODE
+    tolerance: float = DEFAULT_TOLERANCE
+    confidence: float = DEFAULT_CONFIDENCE
+    equivalence: float = DEFAULT_EQUIVALENCE
+    frontier_budgets: tuple[float, ...] = (0.5, 0.75, 1.5)
+    control: bool = True
+    budget_s: float | None = None
+    search_share: float = 0.6
+
+    @functools.cached_property
+    def by_name(self) -> Mapping[str, Candidate]:
+        return {candidate.name: candidate for candidate in self.candidates}
+
+    @property
+    def search_seeds(self) -> int:
+        """How many seeds the search stages may use; Confirm's fresh seeds come after them."""
+        return max(self.screen.last, self.tune.last, self.compose.last)
+
+    def confirm_seeds(self, n: int) -> tuple[int, ...]:
+        return tuple(range(self.search_seeds, self.search_seeds + n))
+
+    def search_spent(self, spent_s: float) -> bool:
+        return self.budget_s is not None and spent_s >= self.search_share * self.budget_s
+
+    def budget_spent(self, spent_s: float) -> bool:
+        return self.budget_s is not None and spent_s >= self.budget_s

@@ -1,0 +1,104 @@
+"""What every stage of a find judges with: the trials it asks for (``Request``, ``Round``) and its verdicts (``Race``).
+
+Every judgement is ``raycomp.results.verdicts.verdict_for``: a recipe against the baseline and its frontier on
+paired seeds, or, in Compose, a combination against its best member (that member in the baseline's place).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable
+
+from raycomp.base import keys
+from raycomp.find.observations import Observations, frontier_arm
+from raycomp.find.plan import FindPlan
+from raycomp.find.recipes import Recipe
+from raycomp.find.state import FindState
+from raycomp.results.verdicts import LESS_ACCURATE, Verdict, verdict_for
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """One trial to run: an arm (a recipe's key or a reference's name) at a seed index."""
+
+    arm: str
+    seed: int
+    variant: str = keys.METHOD
+    recipe: Recipe | None = None
+    budget: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Round:
+    """The trials of one look of a stage, its references (baseline, frontier, control) included."""
+
+    stage: str
+    requests: tuple[Request, ...]
+
+
+class Race:
+    """The plan, the state and the observations of one find, with the judgements every stage makes."""
+
+    def __init__(self, plan: FindPlan, state: FindState, observations: Observations, spent_s: float = 0.0):
+        self.plan, self.state, self.observations, self.spent_s = plan, state, observations, spent_s
+
+    def judge(self, recipe: Recipe, seeds: Iterable[int], level: float | None = None) -> Verdict:
+        """``recipe`` against the baseline and its frontier at ``seeds``, its intervals at ``level``."""
+        seeds = list(seeds)
+        return self._verdict(
+            self.observations.runs(recipe.key, seeds),
+            self.observations.runs(keys.BASELINE, seeds),
+            self.observations.frontier_runs(self.plan.frontier_budgets, seeds),
+            level,
+        )
+
+    def judge_control(self, seeds: Iterable[int], level: float) -> Verdict:
+        seeds = list(seeds)
+        obs = self.observations
+        frontier = obs.frontier_runs(self.plan.frontier_budgets, seeds)
+        return self._verdict(obs.runs(keys.CONTROL, seeds), obs.runs(keys.BASELINE, seeds), frontier, level)
+
+    def judge_pair(self, recipe: Recipe, rival: Recipe, seeds: Iterable[int], level: float) -> Verdict:
+        """``recipe`` against ``rival`` itself, paired by seed: faster means faster than ``rival`` at its accuracy."""
+        seeds, obs = list(seeds), self.observations
+        return self._verdict(obs.runs(recipe.key, seeds), obs.runs(rival.key, seeds), [], level)
+
+    def _verdict(self, runs: list, baseline: list, frontier: list, level: float | None) -> Verdict:
+        plan = self.plan
+        return verdict_for(
+            runs,
+            baseline,
+            frontier,
+            mode=plan.mode,  # type: ignore[arg-type]
+            tolerance=plan.tolerance,
+            confidence=plan.confidence if level is None else level,
+            equivalence=plan.equivalence,
+        )
+
+    def merit(self, recipe: Recipe) -> float:
+        """How good ``recipe`` looks so far, to rank recipes: its log speed-up over every search seed it ran;
+        -inf when it is less accurate, below the frontier (its speed-up only an upper bound) or not judged."""
+        seeds = [s for s in self.observations.seeds_of(recipe.key) if s < self.plan.search_seeds]
+        return merit(self.judge(recipe, seeds))
+
+    def missing(self, wanted: Iterable[tuple[Recipe, int]], control: bool = False) -> list[Request]:
+        """The trials of ``wanted`` not run yet, with the references their seeds lack."""
+        obs, requests = self.observations, []
+        seeds = sorted({seed for _, seed in wanted})
+        for recipe, seed in dict.fromkeys(wanted):
+            if not obs.has(recipe.key, seed):
+                requests.append(Request(recipe.key, seed, keys.METHOD, recipe))
+        for seed in seeds:
+            references = [Request(keys.BASELINE, seed, keys.BASELINE)]
+            references += [Request(frontier_arm(b), seed, keys.FRONTIER, budget=b) for b in self.plan.frontier_budgets]
+            if control:
+                references.append(Request(keys.CONTROL, seed, keys.CONTROL))
+            requests += [request for request in references if not obs.has(request.arm, seed)]
+        return requests
+
+
+def merit(verdict: Verdict) -> float:
+    if verdict.speedup is None or verdict.verdict == LESS_ACCURATE or verdict.below_frontier:
+        return -math.inf
+    return math.log(verdict.speedup)

@@ -1,0 +1,45 @@
+"""Screen: every candidate alone at its documented default arguments, raced on paired seeds.
+
+All open candidates look together: at ``screen.first`` seeds, then one more seed at a time. A candidate goes on
+to Tune as soon as it is shown ``faster``; it leaves as soon as its verdict is ``slower``, ``less accurate``,
+``equivalent`` or ``trade-off`` (nothing to gain in time), when its trials fail, or when ``screen.last`` seeds (or
+the search budget) are spent without an answer. Each look's intervals are at its group-sequential level, so
+looking again does not add false ``faster`` verdicts.
+"""
+
+from __future__ import annotations
+
+from raycomp.find.race import Race, Request
+from raycomp.find.state import DONE, SCREEN, TUNE, Halving, describe
+from raycomp.results.verdicts import FASTER, RESOLVED
+
+
+def screen(race: Race) -> list[Request]:
+    plan, state, observations = race.plan, race.state, race.observations
+    while state.screening:
+        wanted = [(plan.by_name[name].default, seed) for name, n in state.screening.items() for seed in range(n)]
+        requests = race.missing(wanted)
+        if requests:
+            return requests
+        for name, n in list(state.screening.items()):
+            recipe = plan.by_name[name].default
+            verdict = race.judge(recipe, range(n), plan.screen.level(n, plan.confidence))
+            error = observations.error_of(recipe.key) if verdict.n == 0 else None
+            if verdict.verdict == FASTER:
+                state.survivors.append(name)
+                state.leave(name, SCREEN, f"shown {describe(verdict)}")
+            elif error is not None or verdict.verdict in RESOLVED:
+                state.leave(name, SCREEN, f"its trials failed: {error}" if error else describe(verdict))
+            elif n >= plan.screen.last:
+                state.leave(name, SCREEN, f"not shown faster in {n} seeds: {describe(verdict)}")
+            elif plan.search_spent(race.spent_s):
+                state.leave(name, SCREEN, f"the search budget was spent: {describe(verdict)}")
+            else:
+                state.screening[name] = n + 1
+                continue
+            del state.screening[name]
+    for name in state.survivors:
+        candidate = plan.by_name[name]
+        state.halving[name] = Halving([candidate.recipe(setting) for setting in candidate.settings], plan.tune.first)
+    state.stage = TUNE if state.survivors else DONE
+    return []

@@ -1,0 +1,52 @@
+"""Tune: each survivor's argument settings (``Candidate.settings``: the defaults and a few declared choices) by
+successive halving on the search seeds.
+
+Every setting still in runs at the rung's seeds (``tune.first``, then twice as many, up to ``tune.last``); a setting
+leaves as soon as it is resolved as not faster (``slower``, ``less accurate``, ``equivalent``, ``trade-off``); the
+best ``1/halving`` of the rest, ranked by their speed-up at equal accuracy, go to the next rung. The last one in,
+or the best at the last rung (or when the search budget is spent), is the survivor's tuned recipe. Its estimate
+carries the winner's curse; only Confirm's fresh seeds give the number that is reported.
+"""
+
+from __future__ import annotations
+
+import math
+
+from raycomp.find.race import Race, Request, merit
+from raycomp.find.state import COMPOSE, DONE, TUNE, describe
+from raycomp.results.verdicts import FASTER, RESOLVED
+
+
+def tune(race: Race) -> list[Request]:
+    plan, state = race.plan, race.state
+    while state.halving:
+        wanted = [(recipe, seed) for rung in state.halving.values() for recipe in rung.alive for seed in range(rung.n)]
+        requests = race.missing(wanted)
+        if requests:
+            return requests
+        for name, rung in list(state.halving.items()):
+            level = plan.tune.level(rung.n, plan.confidence)
+            verdicts = {recipe.key: race.judge(recipe, range(rung.n), level) for recipe in rung.alive}
+            alive = [r for r in rung.alive if _still_in(verdicts[r.key].verdict)]
+            ranked = sorted(alive, key=lambda recipe: merit(verdicts[recipe.key]), reverse=True)
+            kept = ranked[: math.ceil(len(ranked) / plan.halving)]
+            if not ranked:
+                best = max(rung.alive, key=lambda recipe: merit(verdicts[recipe.key]))
+                state.leave(name, TUNE, f"no setting is faster, the best {describe(verdicts[best.key])}")
+            elif len(kept) == 1 or rung.n >= plan.tune.last or plan.search_spent(race.spent_s):
+                state.tuned[name] = ranked[0]
+                state.leave(name, TUNE, f"tuned to {ranked[0].key}: {describe(verdicts[ranked[0].key])}")
+            else:
+                rung.alive, rung.n = kept, min(plan.tune.last, 2 * rung.n)
+                continue
+            del state.halving[name]
+    order = sorted(state.tuned, key=lambda name: race.merit(state.tuned[name]), reverse=True)
+    if order:
+        state.current, state.queue = state.tuned[order[0]], order[1:]
+    state.stage = COMPOSE if order else DONE
+    return []
+
+
+def _still_in(verdict: str) -> bool:
+    """Shown faster, or not yet resolved either way."""
+    return verdict == FASTER or verdict not in RESOLVED

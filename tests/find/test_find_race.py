@@ -1,0 +1,152 @@
+"""The find's decisions (raycomp.find): which trials each stage asks for, who leaves and why, what is recommended,
+and that a find's state written between rounds continues the same find. Simulated trials (bench/simulate_find.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+from find_simulation import simulation
+
+from raycomp.base import keys
+from raycomp.find.answer import answer_of
+from raycomp.find.decide import advance, start
+from raycomp.find.observations import Observations, Trial
+from raycomp.find.plan import FindPlan
+from raycomp.find.recipes import Candidate, Method, Recipe
+from raycomp.find.state import CONFIRM, FindState
+
+PLANTED = simulation.World(simulation.independent({"m1": 1.5}))
+
+
+def run(plan: FindPlan, world, seed: int = 0, *, reload: bool = False, spent_s: float = 0.0, tamper=None):
+    """A simulated find, and every round it asked for. ``reload``: its state goes through JSON between rounds."""
+    rng, seeds = np.random.default_rng(seed), {}
+    state, observations, rounds = start(plan), Observations(), []
+    while (round_ := advance(plan, state, observations, spent_s)) is not None:
+        rounds.append(round_)
+        trials = simulation.draw_round(round_, world, rng, seeds)
+        observations.add(tamper(trials) if tamper else trials)
+        if reload:
+            state = FindState.from_data(json.loads(json.dumps(state.to_data())))
+    return answer_of(plan, state), rounds, state
+
+
+def test_recipe_keys_name_each_method_and_its_arguments_in_name_order():
+    recipe = Recipe.of(Method("selective_backprop", (("keep", 0.3), ("scale_factor", 1.0))), Method("alibi"))
+    assert recipe.key == "alibi+selective_backprop(keep=0.3,scale_factor=1.0)"
+    assert Recipe.from_data(json.loads(json.dumps(recipe.to_data()))) == recipe
+    assert recipe.algorithms() == {"alibi": {}, "selective_backprop": {"keep": 0.3, "scale_factor": 1.0}}
+
+
+def test_advance_asks_for_the_same_round_until_its_trials_are_in():
+    plan = simulation.plan_for(simulation.candidates(3))
+    state, observations = start(plan), Observations()
+    first = advance(plan, state, observations)
+    before = state.to_data()
+    assert advance(plan, state, observations) == first and state.to_data() == before
+    assert {request.seed for request in first.requests} == {0, 1, 2}
+    arms = {request.arm for request in first.requests}
+    assert arms == {"m0", "m1", "m2", keys.BASELINE, "frontier-0.5", "frontier-0.75", "frontier-1.5"}
+
+
+def test_the_search_uses_its_own_seeds_and_confirm_only_fresh_ones():
+    plan = simulation.plan_for(simulation.candidates(4))
+    answer, rounds, _ = run(plan, PLANTED)
+    assert answer.recommended is not None and "m1" in answer.recommended.names
+    for round_ in rounds:
+        seeds = {request.seed for request in round_.requests}
+        if round_.stage == CONFIRM:
+            assert min(seeds) >= plan.search_seeds
+        else:
+            assert max(seeds) < plan.search_seeds
+            assert keys.CONTROL not in {request.arm for request in round_.requests}
+    assert set(answer.verdict.seeds) <= set(plan.confirm_seeds(plan.confirm.last))
+
+
+def test_a_state_read_back_from_json_between_rounds_continues_the_same_find():
+    plan = simulation.plan_for(simulation.candidates(4))
+    world = simulation.World(simulation.independent({"m1": 1.4, "m2": 1.3}))
+    straight, straight_rounds, _ = run(plan, world, seed=7)
+    reloaded, reloaded_rounds, _ = run(plan, world, seed=7, reload=True)
+    assert reloaded_rounds == straight_rounds
+    assert reloaded == straight
+
+
+def test_methods_declared_incompatible_are_never_trained_together():
+    clash = {"m1": frozenset({"m2"})}  # declared on one side only, as MixUp declares CutMix
+    plan = simulation.plan_for(simulation.candidates(3, clash))
+    answer, rounds, _ = run(plan, simulation.World(simulation.independent({"m1": 1.4, "m2": 1.4})))
+    recipes = [request.recipe for round_ in rounds for request in round_.requests if request.recipe is not None]
+    assert not any({"m1", "m2"} <= set(recipe.names) for recipe in recipes)
+    assert answer.recommended is not None
+    left = "m2" if "m1" in answer.recommended.names else "m1"
+    assert "cannot be trained with" in answer.lines[left].outcome
+
+
+def test_a_slower_candidate_leaves_at_the_screen_with_its_verdict():
+    plan = simulation.plan_for(simulation.candidates(2))
+    answer, _, _ = run(plan, simulation.World(simulation.independent({"m0": 0.6})))
+    assert answer.lines["m0"].stage == "screen" and answer.lines["m0"].outcome.startswith("slower")
+    assert answer.recommended is None
+    assert answer.headline().startswith("none of the 2 methods is faster at equal accuracy on this model")
+
+
+def test_tune_picks_the_setting_that_is_faster():
+    plan = simulation.plan_for(simulation.candidates(1))
+
+    def effects(recipe: Recipe) -> tuple[float, float]:
+        level = dict(recipe.methods[0].arguments).get("level", 0)
+        return (1.2, 1.2, 1.6)[level], 0.0
+
+    answers = [run(plan, simulation.World(effects), seed)[0] for seed in range(20)]
+    chosen = [answer.chosen.key for answer in answers if answer.chosen is not None]
+    assert chosen.count("m0(level=2)") >= 16, chosen
+
+
+def test_a_failing_candidate_leaves_with_its_error():
+    plan = simulation.plan_for(simulation.candidates(2))
+
+    def failing(trials: list[Trial]) -> list[Trial]:
+        return [
+            dataclasses.replace(t, accuracy=None, time_s=None, error="RuntimeError: boom") if t.arm == "m0" else t
+            for t in trials
+        ]
+
+    answer, _, _ = run(plan, simulation.World(simulation.independent({})), tamper=failing)
+    assert answer.lines["m0"].outcome == "its trials failed: RuntimeError: boom"
+
+
+def test_a_control_that_comes_out_faster_withholds_the_recommendation():
+    plan = simulation.plan_for(simulation.candidates(2))
+
+    def fast_control(trials: list[Trial]) -> list[Trial]:
+        return [dataclasses.replace(t, time_s=t.time_s / 3) if t.arm == keys.CONTROL else t for t in trials]
+
+    answer, _, _ = run(plan, PLANTED, tamper=fast_control)
+    assert answer.chosen is not None and answer.verdict.verdict == "faster"
+    assert answer.recommended is None and "control arm" in answer.headline()
+
+
+def test_a_spent_search_budget_ends_the_screen_at_its_first_look():
+    plan = dataclasses.replace(simulation.plan_for(simulation.candidates(3)), budget_s=100.0)
+    answer, rounds, _ = run(plan, simulation.World(simulation.independent({})), spent_s=70.0)
+    assert [round_.stage for round_ in rounds] == ["screen"]
+    assert all("search budget was spent" in answer.lines[name].outcome for name in ("m0", "m1", "m2"))
+
+
+def test_a_find_without_candidates_asks_for_nothing():
+    plan = FindPlan(())
+    state = start(plan)
+    assert advance(plan, state, Observations()) is None
+    assert answer_of(plan, state).headline().startswith("none of the 0 methods")
+
+
+def test_candidate_combines_with_reads_both_declarations():
+    mixup = Candidate("mixup", incompatible_with=frozenset({"cutmix"}))
+    cutmix = Candidate("cutmix")
+    by_name = {"mixup": mixup, "cutmix": cutmix}
+    assert cutmix.combines_with(mixup.default, by_name) == "mixup"
+    assert mixup.combines_with(cutmix.default, by_name) == "cutmix"
+    assert Candidate("ema").combines_with(mixup.default, by_name) is None
