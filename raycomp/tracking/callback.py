@@ -18,6 +18,7 @@ from typing import Any
 from raycomp.base import keys
 from raycomp.core import Callback, Logger, State
 from raycomp.tracking.client import BatchedClient
+from raycomp.tracking.params import CLASSES_PARAM, measured_classes, measured_params
 from raycomp.tracking.ref import RunRef
 
 TRACE_TABLE = "traces.json"
@@ -43,6 +44,7 @@ class MlflowCallback(Callback):
         self.kept: list[str] = []  # checkpoint folders in the run's artifacts, oldest first
         self.logged_through = -1  # the last step an earlier attempt of this run logged: a resume re-trains past it
         self.retrained = False
+        self.logged_params: set[str] = set()  # the run's params: the config's, and those measured so far
         self._restore()
 
     # -- LoggerDestination -----------------------------------------------------------------------------
@@ -72,6 +74,23 @@ class MlflowCallback(Callback):
         metrics[keys.TRACKING_SECONDS] = self.client.seconds  # rank 0's time in MLflow calls and buffering so far
 
     # -- loop hooks ------------------------------------------------------------------------------------
+
+    def fit_start(self, state: State, logger: Logger) -> None:
+        """The loader settings the run really trains with, where the config's params left them out (user data)."""
+        self._log_measured(measured_params(state))
+
+    def eval_after_forward(self, state: State, logger: Logger) -> None:
+        """A user's classifier's number of classes, from its outputs on the first eval batch."""
+        if CLASSES_PARAM not in self.logged_params:
+            classes = measured_classes(state.outputs, state.batch)
+            self._log_measured({CLASSES_PARAM: classes} if classes is not None else {})
+
+    def _log_measured(self, params: Mapping[str, Any]) -> None:
+        """Logs what the run's params lack (a param keeps its first value: those the config set stay)."""
+        new = {key: value for key, value in params.items() if key not in self.logged_params}
+        if new:
+            self.client.log_params(new)  # a refusal is said once by the client, and not retried at every batch
+            self.logged_params |= set(new)
 
     def fit_end(self, state: State, logger: Logger) -> None:
         for callback in getattr(
@@ -133,6 +152,7 @@ class MlflowCallback(Callback):
         except Exception:  # an unreachable store is reported by the first send, not here
             return
         self.logged_through = max((point.step for point in logged), default=-1)
+        self.logged_params = set(run.data.params)
         tags = run.data.tags
         if keys.BEST_VALUE_TAG in tags and keys.BEST_TAG in tags:
             self.best, self.best_folder = float(tags[keys.BEST_VALUE_TAG]), str(Path(tags[keys.BEST_TAG]).parent)

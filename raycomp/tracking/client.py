@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mlflow.entities import Metric, RunTag
+from mlflow.entities import Metric, Param, RunTag
 from mlflow.utils.validation import MAX_METRICS_PER_BATCH
 
 from raycomp.base.atomic_files import atomic_write_text
@@ -96,6 +96,11 @@ class BatchedClient:
             Metric(key, float(value), int(timestamp), int(step)) for key, value, timestamp, step in rows
         ]
         return len(rows)
+
+    def log_params(self, params: Mapping[str, Any]) -> bool:
+        """Logs ``params`` now (MLflow keeps a param's first value: log each once)."""
+        batch = [Param(key, str(value)) for key, value in params.items()]
+        return self._guard("params", lambda: self.client.log_batch(self.ref.run_id, params=batch))
 
     def set_tags(self, tags: Mapping[str, str]) -> bool:
         batch = [RunTag(key, str(value)) for key, value in tags.items()]

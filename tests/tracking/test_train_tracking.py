@@ -158,3 +158,58 @@ def test_two_workers_fetch_the_mlflow_checkpoint_themselves_then_resume_from_ray
     assert main([str(ddp), *resume_from, "--set", "max_duration=4ep"]) == 0
     out = capsys.readouterr().out
     assert '"resumed_from_step": 20' in out and '"epoch": 4' in out and '"workers": 2' in out
+
+
+@pytest.fixture
+def regression(user_project, monkeypatch):
+    """The user's project with a regression module (tests/user_code.py), run from its folder as a user would."""
+    from user_code import REGRESSION_MODULE
+
+    (user_project / "my_project" / "regression.py").write_text(REGRESSION_MODULE)
+    monkeypatch.chdir(user_project)
+    return user_project
+
+
+def test_a_regression_run_logs_its_own_metric_and_no_accuracy(tmp_path, regression):
+    """Issue 32 item 3: a RaycompModel's eval/mae is the run's objective (its best checkpoint), and a model without
+    class labels logs no eval/accuracy."""
+    sb = {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0, "scale_factor": 1.0}  # feature rows: no resizing
+    data = experiment(
+        tmp_path,
+        model={"class_path": "my_project.regression.SumRegression"},
+        data={"class_path": "my_project.regression.sums", "batch_size": 16},
+        optimizer={"name": "adam", "lr": 0.01},
+        algorithms={"selective_backprop": sb},
+        sweep={"metric": "eval/mae", "mode": "min"},
+    )
+    assert main([str(write(tmp_path / "one.yaml", data))]) == 0
+    client, run = only_run(tmp_path)
+    assert "eval/accuracy" not in run.data.metrics and "eval/loss" in run.data.metrics
+    maes = [point.value for point in client.get_metric_history(run.info.run_id, "eval/mae")]
+    assert len(maes) == 2 and all(value > 0 for value in maes)
+    assert float(run.data.tags["raycomp.loop.checkpoint.best_value"]) == min(maes)  # ranked by eval/mae, min
+    params = run.data.params
+    assert params["optimizer.name"] == "adam" and "optimizer.momentum" not in params  # SGD's only
+    assert params["data.batch_size"] == "16" and "model.num_classes" not in params  # raycomp's loader; no classes
+
+
+def test_params_are_the_settings_a_user_data_module_and_model_train_with(tmp_path, regression):
+    """Issue 32 item 6: a data module batching by 32 and a 3-class model are recorded as such, not as the built-in
+    defaults (data.batch_size 128, model.num_classes 10), and the built-in readers' settings are left out."""
+    data = experiment(
+        tmp_path,
+        model={"class_path": "my_project.regression.three_classes"},
+        data={"class_path": "my_project.regression.LabelledModule"},
+        algorithms={},
+    )
+    assert main([str(write(tmp_path / "one.yaml", data))]) == 0
+    _, run = only_run(tmp_path)
+    params = run.data.params
+    assert params["model.class_path"] == "my_project.regression.three_classes"
+    assert params["data.class_path"] == "my_project.regression.LabelledModule"
+    assert params["data.batch_size"] == params["data.eval_batch_size"] == "32" and params["data.num_workers"] == "0"
+    assert params["model.num_classes"] == "3"
+    for unread in ("data.num_train", "data.num_test", "data.seed", "data.image_size", "data.seq_len", "model.d_model",
+                   "model.n_heads", "schedule.warmup_fraction", "schedule.gamma"):  # fmt: skip
+        assert unread not in params, unread
+    assert params["optimizer.momentum"] == "0.9" and params["schedule.name"] == "constant"  # what applied stays
