@@ -69,3 +69,11 @@ def one_line(error: BaseException, *, with_type: bool = True, limit: int = _MAX_
     if with_type:
         text = f"{type(error).__name__}: {text}"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def first_line(error: BaseException, *, limit: int = _MAX_LINE) -> str:
+    """An exception's type and the first line of its message, with no URI's password: what a failed
+    configuration says of why (``one_line`` joins every line, and the trials' table keeps that)."""
+    lines = [line for line in redacted(str(error)).splitlines() if line.strip()]
+    text = f"{type(error).__name__}: {' '.join(lines[0].split())}" if lines else type(error).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."

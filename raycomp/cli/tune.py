@@ -72,11 +72,15 @@ def guarded_sweep(config: ExperimentConfig, args: argparse.Namespace) -> int:
 
 def _tune(config: ExperimentConfig, args: argparse.Namespace) -> int:
     from raycomp.launch.sweep.space import check_arms
+    from raycomp.results.seed_power import few_seeds_warning
     from raycomp.tracking import sweep_run
     from raycomp.tracking.experiment_page import training_runs_url
 
     if config.sweep is None or config.sweep.search_alg != "optuna":
         check_arms(config)  # values drawn from random domains, checked before any run or Ray starts
+    few_seeds = few_seeds_warning(config.sweep)  # before any trial: seeds that cannot resolve a speed-up
+    if few_seeds:
+        print(f"warning: {few_seeds}", flush=True)
     again = args.resume or args.extend
     with sweep_run(config, args.experiment, resume=again, extend=args.extend) as run:
         page = training_runs_url(run.ref, *config.objective) if run else None
@@ -98,8 +102,8 @@ def sweep(config: ExperimentConfig, args: argparse.Namespace, parent: RunRef | N
     from raycomp.launch.cluster import init_ray
     from raycomp.launch.sweep.finish import report_sweep_results, track_sweep_results, write_sweep_results
     from raycomp.launch.sweep.runner import run_sweep
-    from raycomp.results.configs import best_line, format_verdicts
     from raycomp.results.summary import format_table
+    from raycomp.results.verdict_text import best_line, format_verdicts
 
     init_ray(args.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
     try:

@@ -2,8 +2,9 @@
 
 The per-trial ``TrialSummary``s are grouped by ``config_id``; the numbers come from
 ``raycomp.results.verdicts`` (paired seeds, the baseline's budget frontier, t intervals). This is what
-``results.json`` holds under ``"configs"``, what the CLI prints under the trials, and what MLflow gets
-as the parent's ``configs.json`` table and each child's tags.
+``results.json`` holds under ``"configs"``, what the CLI prints under the trials (``verdict_text``), and
+what MLflow gets as the parent's ``configs.json`` table and each child's tags. A configuration whose trials
+failed is in the state ``failed`` with its error's first line, never judged (``ConfigSummary.failure``).
 """
 
 from __future__ import annotations
@@ -50,7 +51,11 @@ CONFIG_COLUMNS = (
     "time_ratio",
     "confidence",
     "stopped",
+    "failed",
+    "error",
 )
+FAILED = "failed"  # a configuration's state, not a verdict: its trials failed, so nothing of it could be judged
+NO_ERROR_TEXT = "a trial failed; its error was not recorded"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,12 +72,21 @@ class ConfigSummary:
     budget: float | None = None
     diverged: tuple[int, ...] = ()  # the repeats whose loss diverged (summary.diverged): never the best
     stopped: str | None = None  # why it got no more seeds (sweep.max_repeats): resolved, max_repeats, ...
+    failed: tuple[int, ...] = ()  # the repeats whose trial raised an error
+    failure: str | None = None  # the first line of that error when the whole configuration failed (no verdict)
+
+    @property
+    def shown_verdict(self) -> str | None:
+        """``failed``, its verdict, or None (a reference, or nothing to compare with): what every table says."""
+        if self.failure is not None:
+            return FAILED
+        return self.verdict.verdict if self.verdict else None
 
     def row(self) -> dict[str, Any]:
         verdict = dataclasses.asdict(self.verdict) if self.verdict else {}
         own = {"config_id": self.config_id, "variant": self.variant, "arguments": self.arguments}
-        own |= {"diverged": list(self.diverged)}
-        own["stopped"] = self.stopped
+        own |= {"diverged": list(self.diverged), "failed": list(self.failed), "error": self.failure}
+        own |= {"stopped": self.stopped, "verdict": self.shown_verdict}
         own |= {"seeds": list(self.seeds), "accuracy_median": self.accuracy_median, "time_median_s": self.time_median_s}
         return {column: own[column] if column in own else verdict.get(column) for column in CONFIG_COLUMNS}
 
@@ -82,20 +96,22 @@ class SweepVerdicts:
     """What a sweep concludes: the configurations, the control's verdict, the machine's noise floor, the best."""
 
     configs: tuple[ConfigSummary, ...]
-    control: str | None  # the A/A arm's verdict; anything but "no evidence" means timing was not trustworthy
+    control: str | None  # the A/A arm's verdict (or "failed"); faster or slower means timing was not trustworthy
     noise_floor: float | None  # coefficient of variation of the baseline's times over its repeats
-    best: str | None  # config_id with the highest speed-up lower bound among those not less accurate
+    best: str | None  # the faster config_id with the highest speed-up lower bound (verdicts.best_config)
     tolerance: float = DEFAULT_TOLERANCE  # sweep.accuracy_tolerance the verdicts were judged with
     confidence: float = DEFAULT_CONFIDENCE  # of the intervals (over all looks, when sequential)
     equivalence: float = DEFAULT_EQUIVALENCE  # sweep.equivalence
     looks: tuple[int, int] | None = None  # (sweep.repeats, sweep.max_repeats) of an adaptive sweep
     noise_floor_wall: float | None = None  # the same CV from whole-trial wall times, for comparison
     timing: str = "steps"  # sweep.timing: which time the verdicts compared
+    mode: str = keys.DEFAULT_MODE  # sweep.mode: whether the metric is maximised or minimised
 
     @property
     def timing_trustworthy(self) -> bool:
-        """The control, identical to the baseline, is either unresolved or shown the same: never faster or slower."""
-        return self.control in (None, NO_EVIDENCE, EQUIVALENT)
+        """The control, identical to the baseline, is unresolved or shown the same (or failed, which tells
+        nothing of the timing): never faster or slower."""
+        return self.control in (None, NO_EVIDENCE, EQUIVALENT, FAILED)
 
     def warning(self) -> str | None:
         if self.timing_trustworthy:
@@ -154,6 +170,9 @@ def summarize_configs(
                 verdict = verdict_for(runs, baseline, frontier, confidence=level, **judge)  # type: ignore[arg-type]
                 stopped = stop_reason(verdict, looks[1], variant)  # type: ignore[index]
         finals = [r for r in runs if r.accuracy is not None and r.time_s is not None]
+        failure = _failure(members, verdict, bool(finals))
+        if failure is not None:  # a state: no verdict, and no more seeds (they would fail the same way)
+            verdict, stopped = None, "failed: no more seeds" if adaptive else None
         configs.append(
             ConfigSummary(
                 config_id=config_id,
@@ -166,9 +185,11 @@ def summarize_configs(
                 budget=members[0].budget,
                 diverged=tuple(sorted(t.repeat or 0 for t in members if t.diverged)),
                 stopped=stopped,
+                failed=tuple(sorted(t.repeat or 0 for t in members if t.status == keys.ERROR)),
+                failure=failure,
             )
         )
-    control = next((c.verdict.verdict for c in configs if c.variant == keys.CONTROL and c.verdict), None)
+    control = next((c.shown_verdict for c in configs if c.variant == keys.CONTROL), None)
     methods = {c.config_id: c.verdict for c in configs if c.variant == keys.METHOD and c.verdict and not c.diverged}
     finished = [t for t in trials if t.variant == keys.BASELINE and t.status == keys.TERMINATED]
     floor = noise_floor(trial_time(t, timing) for t in finished)
@@ -183,7 +204,18 @@ def summarize_configs(
         looks if adaptive else None,
         noise_floor(t.wall_s for t in finished),
         timing,
+        mode,
     )
+
+
+def _failure(members: Sequence[TrialSummary], verdict: Verdict | None, has_result: bool) -> str | None:
+    """The first line of the first error among a configuration's trials when they failed so that nothing of it
+    can be judged: none has a result, or none pairs with the baseline's seeds. A trial that failed beside
+    finished, paired ones leaves the configuration judged (its seed is dropped, and listed in ``failed``)."""
+    errors = sorted((t for t in members if t.status == keys.ERROR), key=lambda t: t.repeat or 0)
+    if not errors or (has_result and (verdict is None or verdict.n > 0)):
+        return None
+    return errors[0].error_line or errors[0].error or NO_ERROR_TEXT
 
 
 def stop_reason(verdict: Verdict, max_repeats: int, variant: str = keys.METHOD) -> str:
@@ -247,104 +279,9 @@ def judging(sweep: SweepConfig) -> tuple[float, float, float, tuple[int, int], s
     return sweep.accuracy_tolerance, sweep.confidence, sweep.equivalence, looks, sweep.timing
 
 
-def best_line(verdicts: SweepVerdicts) -> str:
-    """The line under the verdict table naming the best configuration, or why there is none."""
-    if verdicts.best is None:
-        return f"best: none ({_why_no_best(verdicts)})"
-    config = next(c for c in verdicts.configs if c.config_id == verdicts.best)
-    verdict = config.verdict
-    return (
-        f"best (highest speed-up lower bound, not less accurate): {config.config_id} {verdict.verdict}, "
-        f"{verdict.speedup:.2f}x [{verdict.speedup_ci_low:.2f}x, {verdict.speedup_ci_high:.2f}x] {config.arguments}"
-    )
-
-
-def _why_no_best(verdicts: SweepVerdicts) -> str:
-    """Why ``best_config`` named none: the candidates are the methods that did not diverge at any seed, have a
-    speed-up interval and are not less accurate."""
-    methods = [c for c in verdicts.configs if c.variant == keys.METHOD]
-    diverged = [c for c in methods if c.diverged]
-    if methods and len(diverged) == len(methods):
-        return "every configuration diverged"
-    judged = [c for c in methods if not c.diverged and c.verdict and c.verdict.speedup_ci_low is not None]
-    if judged:  # each has an interval, so each was less accurate
-        return "every configuration with a speed-up interval is less accurate than the baseline" + (
-            f"; {len(diverged)} diverged" if diverged else ""
-        )
-    reason = "a speed-up interval needs sweep.repeats >= 2 and a baseline"
-    return reason + (f"; {len(diverged)} of {len(methods)} configurations diverged" if diverged else "")
-
-
 def _median(values: Sequence[float | None]) -> float | None:
     present = sorted(v for v in values if v is not None)
     if not present:
         return None
     middle = len(present) // 2
     return present[middle] if len(present) % 2 else (present[middle - 1] + present[middle]) / 2
-
-
-def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy") -> str:
-    """The per-configuration table the CLI prints, then the control's verdict and the noise floor.
-
-    Its quality columns are named after the sweep's metric (``loss`` and ``Δ loss`` for ``eval/loss``)."""
-    level = f"{verdicts.confidence:.0%} CI"
-    name = metric.split("/")[-1]
-    header = ["config", "variant", "n", name, "time s", f"speed-up [{level}]", f"Δ {name} [{level}]", "verdict"]
-    if verdicts.looks:  # adaptive: each interval at its own look's level (alpha spent over the looks)
-        header = [*header[:5], "speed-up [per look]", f"Δ {name} [per look]", "verdict", "seeds: why stopped"]
-    lines = [header]
-    for config in verdicts.configs:
-        v = config.verdict
-        speed = (
-            "-"
-            if not v or v.speedup is None
-            else f"{v.speedup:.2f}x" + _interval(v.speedup_ci_low, v.speedup_ci_high, "x")
-        )
-        delta = (
-            "-"
-            if not v or v.accuracy_delta is None
-            else f"{v.accuracy_delta:+.4f}" + _interval(v.accuracy_delta_ci_low, v.accuracy_delta_ci_high, "")
-        )
-        lines.append(
-            [
-                config.config_id,
-                config.variant,
-                str(len(config.seeds)),
-                _number(config.accuracy_median, "{:.4f}"),
-                _number(config.time_median_s, "{:.1f}"),
-                speed,
-                delta,
-                (v.verdict + (f" ({v.note})" if v.note else "")) if v else "(reference)",
-            ]
-            + ([config.stopped or ""] if verdicts.looks else [])
-            + ([f"DIVERGED at seed {', '.join(map(str, config.diverged))}"] if config.diverged else [])
-        )
-    widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
-    text = [
-        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), *row[len(header) :]]).rstrip()
-        for row in lines
-    ]
-    floor = "-" if verdicts.noise_floor is None else f"{verdicts.noise_floor:.1%}"
-    if verdicts.noise_floor_wall is not None and verdicts.noise_floor_wall != verdicts.noise_floor:
-        floor += f" (whole-trial wall time: {verdicts.noise_floor_wall:.1%})"
-    text.append(
-        f"control (A/A): {verdicts.control or 'none in this sweep'}; noise floor (CV of baseline times, "
-        f"{verdicts.timing}): {floor}"
-    )
-    if verdicts.looks:
-        first, last = verdicts.looks
-        text.append(
-            f"adaptive repeats: {first} seeds, then one more to each unresolved configuration up to {last}; "
-            f"{verdicts.confidence:.0%} over all looks (alpha spent per look)"
-        )
-    return "\n".join(text)
-
-
-def _interval(low: float | None, high: float | None, unit: str) -> str:
-    if low is None or high is None:
-        return ""
-    return f" [{low:.2f}{unit}, {high:.2f}{unit}]" if unit else f" [{low:+.4f}, {high:+.4f}]"
-
-
-def _number(value: float | None, pattern: str) -> str:
-    return "-" if value is None else pattern.format(value)

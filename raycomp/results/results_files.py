@@ -31,7 +31,7 @@ from raycomp.results.summary import (
 )
 
 # results.json's per-trial keys besides the row's columns
-REPORT_KEYS = ("machine", "curve", "traces")
+REPORT_KEYS = ("machine", "curve", "traces", "error_line")
 _WRITTEN_BY = "python -m raycomp.tune writes it at a sweep's end; the report needs an intact one"
 
 
@@ -79,6 +79,7 @@ def results_document(summaries: Sequence[TrialSummary], metric: str, mode: str) 
             "machine": s.machine,
             "curve": [{keys.STEP: step, "wall_s": wall, metric: value} for step, wall, value in s.curve],
             "traces": None if s.traces is None else [row.to_dict() for row in s.traces],
+            "error_line": s.error_line,
         }
         for s in summaries
     ]
@@ -172,6 +173,7 @@ class _TrialRow(_Read):
     speedup: Positive = None
     diverged: bool = False
     error: str | None = None
+    error_line: str | None = None
     machine: str | None = None
     curve: list[dict[str, Number]] = Field(default_factory=list)
     traces: list[_TraceEntry] | None = None
@@ -244,4 +246,6 @@ def _summary(row: _TrialRow, metric: str) -> TrialSummary:
         if (value := point.get(metric)) is not None
     )
     traces = None if row.traces is None else tuple(TraceRow.from_dict(trace.model_dump()) for trace in row.traces)
-    return TrialSummary(**values, overrides=overrides, curve=curve, machine=row.machine, traces=traces)
+    return TrialSummary(
+        **values, overrides=overrides, curve=curve, machine=row.machine, traces=traces, error_line=row.error_line
+    )

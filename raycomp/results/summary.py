@@ -76,6 +76,7 @@ class TrialRecord:
     config_id: str | None = None  # the configuration this trial is one repeat of
     repeat: int | None = None  # the repeat's index (seed - base seed): repeats pair trials across configurations
     budget: float | None = None  # a frontier trial's fraction of max_duration
+    error_line: str | None = None  # the error's type and first line: what a failed configuration says
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +106,7 @@ class TrialSummary:
     steps_cpu_s: float | None = None  # the process's CPU time in those steps, the cross-check
     host_load: float | None = None  # the host's 1-minute load average, mean over the trial's results
     diverged: bool = False  # its loss became NaN or infinite, or grew DIVERGED_FACTOR times its first value
+    error_line: str | None = None  # the error's type and first line (``error`` is every line, joined)
 
     @property
     def is_baseline(self) -> bool:
@@ -162,6 +164,7 @@ def summarize(
                 steps_cpu_s=finite(last.get(keys.STEPS_CPU)),
                 host_load=_mean(trial.history, keys.HOST_LOAD),
                 diverged=diverged(trial.history),
+                error_line=trial.error_line,
             )
         )
     return summaries

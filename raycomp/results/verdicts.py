@@ -385,12 +385,12 @@ def _decide(
 
 
 def best_config(verdicts: Mapping[str, Verdict]) -> str | None:
-    """The configuration with the highest lower bound of speed-up among those not ``less accurate`` (ties:
-    the higher point estimate); None when none has an interval. Never a single run: one seed has no bound."""
+    """The ``faster`` configuration with the highest lower bound of speed-up (ties: the higher point estimate);
+    None when none was shown faster: a ``no evidence`` or ``slower`` one is no speed-up to name."""
     candidates = [
         (v.speedup_ci_low, v.speedup or 0.0, key)
         for key, v in verdicts.items()
-        if v.verdict != LESS_ACCURATE and v.speedup_ci_low is not None
+        if v.verdict == FASTER and v.speedup_ci_low is not None
     ]
     return max(candidates, key=lambda c: (c[0], c[1]))[2] if candidates else None
 

@@ -213,6 +213,8 @@ def _verdict_records(
         tags = {keys.CONFIG_ID_TAG: str(trial.config_id), keys.VERDICT_TAG: str(row.get("verdict"))}
         speedups = ("speedup", "speedup_ci_low", "speedup_ci_high")
         tags |= {keys.SPEEDUP_TAG_PREFIX + key: str(row.get(key)) for key in speedups}
+        if trial.error_line or trial.error:
+            tags[keys.ERROR_TAG] = str(trial.error_line or trial.error)
         trial_tags[trial.trial_id] = tags
     return table, parent_tags, trial_tags
 

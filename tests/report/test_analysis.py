@@ -6,8 +6,9 @@ import pytest
 from reportkit import SB, hand_made_records
 
 from raycomp.report.analysis import described, format_args, frontier_line, verdict_counts
-from raycomp.results.configs import format_verdicts, summarize_configs
+from raycomp.results.configs import summarize_configs
 from raycomp.results.summary import summarize
+from raycomp.results.verdict_text import format_verdicts
 
 
 def _verdicts():
@@ -44,10 +45,10 @@ def test_a_reference_arms_blank_columns_are_no_arguments():
 
 
 def test_the_verdict_table_names_the_sweeps_metric():
-    header = format_verdicts(_verdicts()).splitlines()[0].split()
+    header = format_verdicts(_verdicts()).splitlines()[1].split()  # under the verdict rule's line
     assert header[3] == "accuracy" and "Δ accuracy" in format_verdicts(_verdicts())
     table = format_verdicts(_verdicts(), "eval/loss")
-    assert table.splitlines()[0].split()[3] == "loss" and "Δ loss [95% CI]" in table and "accuracy" not in table
+    assert table.splitlines()[1].split()[3] == "loss" and "Δ loss [95% CI]" in table and "accuracy" not in table
 
 
 def test_an_adaptive_sweep_judges_each_config_at_its_looks_level_and_says_why_it_stopped():

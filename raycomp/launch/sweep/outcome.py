@@ -11,7 +11,7 @@ from typing import Any
 from ray import tune
 
 from raycomp.base import keys
-from raycomp.base.errors import one_line
+from raycomp.base.errors import first_line, one_line
 from raycomp.base.layout import TRIAL_HISTORY, is_uri
 from raycomp.config.arm import Arm
 from raycomp.launch.sweep.ledger import result_arm
@@ -64,6 +64,7 @@ def _record(result: tune.Result, arm: Arm) -> TrialRecord:
         config_id=arm.config_id,
         repeat=arm.repeat,
         budget=arm.budget,
+        error_line=first_line(_raised(result.error)) if result.error else None,
     )
 
 
@@ -118,5 +119,9 @@ def _status(result: tune.Result, history: list[dict[str, Any]]) -> str:
 
 def _error_line(error: BaseException) -> str:
     """The error that ended a trial on one line: the trial's own exception, not Ray's wrapper around it."""
-    cause = getattr(error, "cause", None) or error  # a RayTaskError carries the exception the trial raised
-    return one_line(cause, limit=500, separator=" | ")
+    return one_line(_raised(error), limit=500, separator=" | ")
+
+
+def _raised(error: BaseException) -> BaseException:
+    """The exception the trial raised: a RayTaskError carries it as its cause."""
+    return getattr(error, "cause", None) or error
