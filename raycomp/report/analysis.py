@@ -41,11 +41,12 @@ def baseline_config(verdicts: SweepVerdicts) -> ConfigSummary | None:
 
 
 def verdict_counts(verdicts: SweepVerdicts) -> dict[str, int]:
-    """How many method configurations got each verdict, in the order the verdicts are named."""
+    """How many method configurations got each verdict (or failed), in the order the verdicts are named."""
     counts: dict[str, int] = {}
     for config in verdicts.configs:
-        if config.variant == keys.METHOD and config.verdict is not None:
-            counts[config.verdict.verdict] = counts.get(config.verdict.verdict, 0) + 1
+        shown = config.shown_verdict
+        if config.variant == keys.METHOD and shown is not None:
+            counts[shown] = counts.get(shown, 0) + 1
     return counts
 
 

@@ -14,7 +14,9 @@ from raycomp.base import keys
 from raycomp.report.analysis import REFERENCES, described
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import delta_text, escape, interval_text, metric_text, seconds_text, speedup_text
-from raycomp.results.configs import ConfigSummary
+from raycomp.results.configs import FAILED, ConfigSummary
+from raycomp.results.seed_power import MIN_INFORMATIVE_SEEDS, uninformative
+from raycomp.results.verdict_text import better
 from raycomp.results.verdicts import EQUIVALENT, FASTER, LESS_ACCURATE, NO_EVIDENCE, SLOWER, TRADE_OFF, Verdict
 
 VERDICT_CLASS = {
@@ -24,6 +26,7 @@ VERDICT_CLASS = {
     LESS_ACCURATE: "less",
     EQUIVALENT: "same",
     TRADE_OFF: "trade",
+    FAILED: "failed",  # a state, not a verdict: the configuration's trials failed
 }
 VARIANT_NOTE = {
     keys.BASELINE: "reference",
@@ -44,7 +47,7 @@ def card(sweep: Sweep) -> str:
             "time<small>median</small>",
             f"speed-up vs the frontier<small>[{level} interval]</small>",
             f"speed-up to the full baseline's {metric}",
-            f"Δ {metric} vs baseline<small>[{level} interval]</small>",
+            f"Δ {metric} vs baseline<small>[{level} interval]; {better(sweep.mode)}</small>",
             "verdict",
         )
     )
@@ -62,6 +65,9 @@ def _row(config: ConfigSummary, sweep: Sweep) -> str:
     if config.diverged:
         seeds = ", ".join(map(str, config.diverged))
         badges += f'<span class="badge diverged" title="its loss diverged at seed {seeds}">diverged</span>'
+    if config.failed and config.failure is None:  # judged on the seeds that did not fail
+        seeds = ", ".join(map(str, config.failed))
+        badges += f'<span class="badge failed" title="its trial failed at seed {seeds}">failed at seed {seeds}</span>'
     cells = [
         f"<td>{escape(config.config_id)}{badges}</td>",
         f'<td class="args">{escape(described(config))}</td>',
@@ -69,7 +75,10 @@ def _row(config: ConfigSummary, sweep: Sweep) -> str:
         _cell("accuracy_median", config.accuracy_median, metric_text(config.accuracy_median)),
         _cell("time_median_s", config.time_median_s, seconds_text(config.time_median_s)),
     ]
-    if verdict is None:
+    if config.failure is not None:
+        cells.append('<td colspan="3" class="reference">its trials failed: nothing to measure</td>')
+        cells.append(_failed(config.failure))
+    elif verdict is None:
         note = VARIANT_NOTE.get(config.variant, "no baseline to compare with")
         cells.append(f'<td colspan="4" class="reference">{escape(note)}</td>')
     else:
@@ -99,6 +108,8 @@ def _speedup(verdict: Verdict) -> str:
         text += "<small>more accurate than every frontier budget: the speed-up is a lower bound</small>"
     if verdict.below_frontier:
         text += "<small>less accurate than every frontier budget: the speed-up is an upper bound</small>"
+    if uninformative(verdict):
+        text += f'<small class="uninformative">uninformative: from {verdict.n} seeds</small>'
     value = [verdict.speedup, verdict.speedup_ci_low, verdict.speedup_ci_high]
     return _cell("speedup", value, text)
 
@@ -119,6 +130,8 @@ def _delta(verdict: Verdict) -> str:
     interval = interval_text(verdict.accuracy_delta_ci_low, verdict.accuracy_delta_ci_high, delta_text)
     if interval:
         text += f"<small>{interval}</small>"
+    if uninformative(verdict):
+        text += f'<small class="uninformative">uninformative: from {verdict.n} seeds</small>'
     value = [verdict.accuracy_delta, verdict.accuracy_delta_ci_low, verdict.accuracy_delta_ci_high]
     return _cell("accuracy_delta", value, text)
 
@@ -127,15 +140,27 @@ def _verdict(verdict: Verdict, variant: str, stopped: str | None = None) -> str:
     text = verdict_badge(verdict.verdict, control=variant == keys.CONTROL)
     if verdict.note:
         text += f"<small>{escape(verdict.note)}</small>"
+    if uninformative(verdict):
+        text += (
+            f'<small class="uninformative">uninformative: {verdict.n} seeds rule nothing out '
+            f"(sweep.repeats ≥ {MIN_INFORMATIVE_SEEDS})</small>"
+        )
     if stopped:  # an adaptive sweep: how many seeds it got and why no more
         text += f"<small>{escape(stopped)}</small>"
     return f"<td data-key='verdict' data-value='{escape(json.dumps(verdict.verdict))}'>{text}</td>"
 
 
+def _failed(error: str) -> str:
+    """A failed configuration's state and its error's first line, where a verdict would be."""
+    text = f"{verdict_badge(FAILED)}<small class='error'>{escape(error)}</small>"
+    return f"<td data-key='verdict' data-value='{escape(json.dumps(FAILED))}'>{text}</td>"
+
+
 def verdict_badge(verdict: str, control: bool = False) -> str:
-    """A verdict in its color; the control's in the alarm's when it is anything but ``no evidence`` (for
-    the A/A twin of the baseline, ``faster`` is no good news)."""
-    css = "alarm" if control and verdict not in (NO_EVIDENCE, EQUIVALENT) else VERDICT_CLASS.get(verdict, "none")
+    """A verdict (or ``failed``) in its color; the control's in the alarm's when it is ``faster``, ``slower`` or
+    the like (for the A/A twin of the baseline, ``faster`` is no good news)."""
+    alarm = control and verdict not in (NO_EVIDENCE, EQUIVALENT, FAILED)
+    css = "alarm" if alarm else VERDICT_CLASS.get(verdict, "none")
     return f'<span class="verdict {css}">{escape(verdict)}</span>'
 
 

@@ -1,6 +1,7 @@
 """The top of the report: what a reader must know before any speed-up. The control's verdict (an A/A
-twin of the baseline: anything but ``no evidence`` means this machine's timing could not support
-verdicts, and a loud warning says so), the noise floor, the best configuration, the verdicts' count."""
+twin of the baseline: ``faster`` or ``slower`` means this machine's timing could not support verdicts, and a
+loud warning says so; ``no evidence`` from too few seeds says nothing), the noise floor and what it lets the
+sweep's seeds resolve, the best configuration (only ever a ``faster`` one), the verdicts' count."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from raycomp.report.analysis import described, verdict_counts
 from raycomp.report.card import verdict_badge
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import escape, interval_text, percent_text, speedup_text
-from raycomp.results.verdicts import EQUIVALENT, FASTER, NO_EVIDENCE, VERDICTS
+from raycomp.results.configs import FAILED
+from raycomp.results.seed_power import POWER, resolvable_text, uninformative
+from raycomp.results.verdict_text import better, few_seeds_note, why_no_best
+from raycomp.results.verdicts import EQUIVALENT, NO_EVIDENCE, VERDICTS
 
 
 def headline(sweep: Sweep) -> str:
@@ -25,6 +29,10 @@ def headline(sweep: Sweep) -> str:
         if warning
         else ""
     )
+    few_seeds = few_seeds_note(verdicts)
+    if few_seeds:
+        said = escape(few_seeds[0].upper() + few_seeds[1:])
+        alarm += f'<p class="warn" id="few-seeds"><b>Too few seeds.</b> {said}.</p>'
     rows = [
         ("Control (A/A)", "control", verdicts.control, _control(sweep)),
         ("Noise floor", "noise-floor", verdicts.noise_floor, _noise_floor(sweep)),
@@ -48,10 +56,17 @@ def _control(sweep: Sweep) -> str:
             "judges the twin like a method: <i>faster</i> or <i>slower</i> shows the timing cannot be trusted)"
             "</small>"
         )
+    if config.failure is not None:
+        return f"{verdict_badge(FAILED, control=True)} <small>{escape(config.failure)}: it tests nothing</small>"
     verdict = config.verdict
     text = verdict_badge(verdict.verdict, control=True)
     interval = interval_text(verdict.speedup_ci_low, verdict.speedup_ci_high)
-    if verdict.verdict == NO_EVIDENCE:
+    if uninformative(verdict):
+        text += (
+            f" <small>uninformative: from {verdict.n} seeds its interval rules nothing out, so it says nothing about "
+            "this machine's timing (sweep.repeats ≥ 3)"
+        )
+    elif verdict.verdict == NO_EVIDENCE:
         text += " <small>as it should be: the baseline's identical twin was not told apart from it"
     elif verdict.verdict == EQUIVALENT:
         text += " <small>as it should be: the baseline's identical twin was shown within the equivalence margin"
@@ -68,24 +83,30 @@ def _noise_floor(sweep: Sweep) -> str:
     finished = [t for t in sweep.trials if t.is_baseline and t.status == keys.TERMINATED and t.wall_s is not None]
     if sweep.verdicts.noise_floor is None:
         return f"– <small>needs two finished repeats of the baseline ({len(finished)} here; sweep.repeats)</small>"
+    floor = sweep.verdicts.noise_floor
+    seeds = max((c.verdict.n for c in sweep.verdicts.configs if c.verdict), default=0)
+    resolves = (
+        f"; at this noise {seeds} paired seeds find {resolvable_text(floor, seeds, sweep.verdicts.confidence)} "
+        f"{POWER:.0%} of the time (docs/report.md, power table)"
+        if seeds >= 2 and floor > 0
+        else ""
+    )
     return (
-        f"<b>{percent_text(sweep.verdicts.noise_floor)}</b> <small>the coefficient of variation of the baseline's "
-        f"training times over its {len(finished)} repeats: an effect much smaller than this needs many seeds</small>"
+        f"<b>{percent_text(floor)}</b> <small>the coefficient of variation of the baseline's training times over its "
+        f"{len(finished)} repeats: an effect much smaller than this needs many seeds{resolves}</small>"
     )
 
 
 def _best(sweep: Sweep) -> str:
     config = next((c for c in sweep.verdicts.configs if c.config_id == sweep.verdicts.best), None)
     if config is None or config.verdict is None:
-        return "none <small>(a speed-up interval needs sweep.repeats ≥ 2 and a baseline)</small>"
+        return f"none <small>({escape(why_no_best(sweep.verdicts))})</small>"
     verdict = config.verdict
     interval = interval_text(verdict.speedup_ci_low, verdict.speedup_ci_high)
     return (
         f"<b>{escape(config.config_id)}</b> <span class='args'>{escape(described(config))}</span>: "
         f"{verdict_badge(verdict.verdict)} {speedup_text(verdict.speedup)} {interval} "
-        "<small>(the highest lower bound of speed-up among the configurations not less accurate"
-        + ("" if verdict.verdict == FASTER else "; not shown faster than the baseline, so no speed-up to claim")
-        + ")</small>"
+        "<small>(the highest lower bound of speed-up among the configurations shown faster)</small>"
     )
 
 
@@ -94,8 +115,8 @@ def _counts(sweep: Sweep) -> str:
     total = sum(counts.values())
     if not total:
         return "no method configuration was judged"
-    listed = ", ".join(f"{counts[v]} {verdict_badge(v)}" for v in VERDICTS if v in counts)
+    listed = ", ".join(f"{counts[v]} {verdict_badge(v)}" for v in (*VERDICTS, FAILED) if v in counts)
     return (
         f"{listed} <small>of {total} method configuration{'s' if total > 1 else ''}; accuracy tolerance "
-        f"{sweep.verdicts.tolerance:g} in {escape(sweep.metric)}</small>"
+        f"{sweep.verdicts.tolerance:g} in {escape(sweep.metric)} ({better(sweep.mode)})</small>"
     )

@@ -19,6 +19,7 @@ from raycomp.report.headline import headline
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import escape
 from raycomp.report.trial_table import trial_table
+from raycomp.results.verdict_text import better, worse_rule
 
 STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px auto; max-width: 1180px;
@@ -42,6 +43,8 @@ table#headline th { background: none; width: 170px; } table#headline td { font-s
 .verdict.none { background: #eaeef2; color: #444; } .verdict.less { background: #fff1d6; color: #9a5b00; }
 .verdict.alarm { background: #b42318; color: #fff; }
 .verdict.same { background: #ddf4ff; color: #0969da; } .verdict.trade { background: #fbefff; color: #8250df; }
+.verdict.failed { background: #cf222e; color: #fff; } .badge.failed { background: #cf222e; }
+small.uninformative { font-weight: 600; } small.error { color: #b42318; }
 .never { color: #b42318; } .args { font-family: ui-monospace, monospace; font-size: 12px; }
 table#method-card td:first-child { white-space: nowrap; } table#method-card td.args { min-width: 130px; }
 #method-card small { display: block; white-space: normal; max-width: 190px; font-weight: normal; }
@@ -62,11 +65,11 @@ def render(sweep: Sweep, images: dict[str, Path | None]) -> str:
         "<h2>Method card: one row per configuration</h2>",
         _how_to_read(sweep),
         card(sweep),
-        "<h2>Accuracy against time</h2>",
-        _image(images.get("pareto"), "accuracy against time, one point per configuration"),
+        f"<h2>{escape(sweep.metric)} against time ({better(sweep.mode)})</h2>",
+        _image(images.get("pareto"), f"{sweep.metric} against time, one point per configuration"),
         _pareto_caption(sweep),
-        "<h2>Time to accuracy</h2>",
-        _image(images.get("curves"), "time to accuracy"),
+        f"<h2>Time to {escape(sweep.metric)}</h2>",
+        _image(images.get("curves"), f"time to {sweep.metric}"),
         '<p class="meta">Every trial: black, the baseline (one line per seed); grey, its shorter budgets; '
         "purple dash-dot, the control; dashed, stopped by the scheduler.</p>",
         "<h2>Every trial</h2>",
@@ -113,29 +116,33 @@ def _measured(sweep: Sweep) -> str:
 
 
 def _how_to_read(sweep: Sweep) -> str:
-    metric, level = escape(sweep.metric), f"{sweep.verdicts.confidence:.0%}"
+    metric, level, verdicts = escape(sweep.metric), f"{sweep.verdicts.confidence:.0%}", sweep.verdicts
     return (
-        '<p class="note"><b>Speed-up vs the frontier</b>: at each seed, the time the baseline frontier (the baseline '
-        "trained with complete schedules at each budget, its accuracy against budget fitted monotone over every "
-        f"seed) needs to reach the configuration's final {metric}, ÷ the configuration's own training time; an "
-        "accuracy within the tolerance of the baseline's counts as equal, so the reference is then the baseline's "
-        f"own time. The geometric mean over the seeds, with a {level} paired t interval on the log ratios (per look "
-        f"in an adaptive sweep). <b>Speed-up to the full baseline's {metric}</b>: the full baseline's time ÷ the time "
-        f"the configuration first reached its final {metric} (the usual, not budget-matched, number). "
-        "<b>Verdict</b>: <i>less accurate</i> when the Δ interval lies wholly below −tolerance; <i>equivalent</i> "
-        "when the speed-up interval lies within ±sweep.equivalence at equal accuracy; else <i>faster</i> or "
-        "<i>slower</i> when it lies wholly above or below 1× (<i>trade-off</i>: slower but more accurate than every "
-        "budget); else <i>no evidence</i>. Times are the training steps' own (evaluation and checkpoints left out), "
-        "measured in this sweep "
-        "on this machine; trials that ran side by side shared it.</p>"
+        f'<p class="note"><b>{metric}: {better(sweep.mode)}.</b> <b>Speed-up vs the frontier</b>: at each seed, the '
+        "time the baseline frontier (the baseline trained with complete schedules at each budget, its "
+        f"{metric} against budget fitted monotone over every seed) needs to reach the configuration's final "
+        f"{metric}, ÷ the configuration's own training time; a {metric} within the tolerance of the baseline's "
+        f"counts as equal, so the reference is then the baseline's own time. The geometric mean over the seeds, "
+        f"with a {level} paired t interval on the log ratios (per look in an adaptive sweep). <b>Speed-up to the "
+        f"full baseline's {metric}</b>: the full baseline's time ÷ the time the configuration first reached its "
+        f"final {metric} (the usual, not budget-matched, number). <b>Verdict</b>: <i>less accurate</i> (worse in "
+        f"{metric}) when the Δ interval lies {worse_rule(sweep.mode, verdicts.tolerance)}; <i>equivalent</i> when "
+        f"the speed-up interval lies within ±{verdicts.equivalence:.0%} at equal {metric}; else <i>faster</i> or "
+        "<i>slower</i> when it lies wholly above or below 1× (<i>trade-off</i>: slower but better than every "
+        "budget); else <i>no evidence</i>, <i>uninformative</i> when its intervals come from fewer than 3 seeds. "
+        "<i>failed</i> is no verdict: the configuration's trials failed, and the error's first line says why. "
+        "Times are the training steps' own (evaluation and checkpoints left out), measured in this sweep on this "
+        "machine; trials that ran side by side shared it.</p>"
     )
 
 
 def _pareto_caption(sweep: Sweep) -> str:
     level = f"{sweep.verdicts.confidence:.0%}"
+    where = "lower" if sweep.mode == "min" else "higher"
     return (
         '<p class="meta">One point per configuration at its median time and median '
-        f"{escape(sweep.metric)} over its seeds; faint dots are its single trials. Horizontal bars: the speed-up's "
+        f"{escape(sweep.metric)} over its seeds ({better(sweep.mode)}: better configurations sit {where}); faint "
+        "dots are its single trials. Horizontal bars: the speed-up's "
         f"{level} interval drawn as the times it implies (median time × speed-up ÷ each end of the interval), so a bar "
         "wholly left of the frontier line at the point's height reads <i>faster</i>. Vertical bars: the Δ "
         "interval added to the baseline's median. The black line is the baseline frontier (the baseline at each "

@@ -27,6 +27,7 @@ from raycomp.report.plots import (
 )
 from raycomp.report.sweep import Sweep
 from raycomp.results.configs import ConfigSummary
+from raycomp.results.verdict_text import better
 
 
 def pareto(sweep: Sweep, path: Path) -> Path:
@@ -53,9 +54,9 @@ def pareto_figure(sweep: Sweep) -> Any:
     if axes.get_legend_handles_labels()[0]:
         axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="configuration")
     axes.set_xlabel("training wall time (s), median over seeds")
-    axes.set_ylabel(f"final {sweep.metric}, median over seeds")
+    axes.set_ylabel(f"final {sweep.metric}, median over seeds ({better(sweep.mode)})")
     level = f"{verdicts.confidence:.0%}"
-    axes.set_title(f"one point per configuration, bars: {level} intervals; the line: the baseline frontier")
+    axes.set_title(f"{sweep.metric} against time ({better(sweep.mode)}); bars: {level} intervals")
     axes.grid(alpha=0.3)
     _frame_the_points(axes, sweep)
     return figure

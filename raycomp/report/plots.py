@@ -12,6 +12,7 @@ from raycomp.base.atomic_files import atomic_writer
 from raycomp.report.analysis import REFERENCES, baseline_config, described, has_point, trace_totals
 from raycomp.report.sweep import Sweep
 from raycomp.results.configs import ConfigSummary, SweepVerdicts
+from raycomp.results.verdict_text import better
 
 BASELINE_COLOR = "black"
 CONTROL_COLOR = "#6f42c1"
@@ -54,7 +55,9 @@ def config_colors(verdicts: SweepVerdicts) -> dict[str, Any]:
 
 
 def legend_label(config: ConfigSummary) -> str:
-    """A configuration in a legend: its id and what it is, or its verdict and speed-up."""
+    """A configuration in a legend: its id and what it is, or its verdict (or ``failed``) and speed-up."""
+    if config.failure is not None:
+        return f"{config.config_id}: {config.shown_verdict}"
     if config.variant in REFERENCES:
         return f"{config.config_id}: {described(config)}"
     verdict = config.verdict
@@ -118,8 +121,8 @@ def curves_figure(sweep: Sweep) -> Any:
             color="0.3",
         )
     axes.set_xlabel("training wall time (s)")
-    axes.set_ylabel(sweep.metric)
-    axes.set_title(f"{sweep.name}: time to {sweep.metric}, every trial (dashed: stopped by the scheduler)")
+    axes.set_ylabel(f"{sweep.metric} ({better(sweep.mode)})")
+    axes.set_title(f"{sweep.name}: {sweep.metric} against time, every trial (dashed: stopped by the scheduler)")
     axes.grid(alpha=0.3)
     if len(configs) <= 24 and axes.get_legend_handles_labels()[0]:
         axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="configuration")
