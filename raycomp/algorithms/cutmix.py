@@ -16,7 +16,8 @@ Differences from Composer, on purpose: ``length`` gives the box a side of ``leng
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
 
 import torch
 from pydantic import Field
@@ -122,6 +123,10 @@ class CutMix(_PairMixing):
     box so that every pixel is equally likely to be pasted over. After each batch ``bbox``, ``indices`` and
     ``permuted_weight`` (the pasted area fraction) hold what was used.
     """
+
+    # the values a recipe search (raycomp find) tries beside the defaults
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"alpha": (0.5, 1.0)}
+    incompatible_with: ClassVar[frozenset[str]] = frozenset({"mixup"})  # both mix the batch: one at a time
 
     @checked_arguments
     def __init__(

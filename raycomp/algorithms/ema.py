@@ -26,7 +26,8 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
 
 import torch
 from pydantic import AfterValidator, Field
@@ -95,6 +96,9 @@ class EMA(Algorithm):
     ``half_life`` (``'1ba'`` with ``smoothing``) and must share its unit. ``ema_start`` is a time in
     ``dur``, ``ba`` or ``ep``. After fitting, ``ema_model`` holds the averaged weights.
     """
+
+    # the values a recipe search (raycomp find) tries beside the defaults
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"half_life": ("100ba", "1000ba")}
 
     @checked_arguments
     def __init__(

@@ -17,7 +17,8 @@ gradients before AFTER_TRAIN_BATCH, so the threshold applies to the true gradien
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 import torch
 from pydantic import Field
@@ -65,6 +66,9 @@ def _unitwise_norm(tensor: torch.Tensor) -> torch.Tensor:
 
 class GradientClipping(Algorithm):
     """Clips the gradients on AFTER_TRAIN_BATCH, between the last backward pass and the optimizer step."""
+
+    # the values a recipe search (raycomp find) tries beside the defaults
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"clipping_threshold": (0.5, 1.0, 2.0)}
 
     @checked_arguments
     def __init__(

@@ -15,7 +15,8 @@ default) does. ``ensure_targets_one_hot`` (``raycomp.algorithms._targets``) is s
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
 
 import torch
 from pydantic import Field
@@ -44,6 +45,9 @@ class LabelSmoothing(Algorithm):
     ``smoothing`` is the probability mass spread uniformly over all classes (0 turns it off).
     The batch must be an ``(input, target)`` pair and ``state.outputs`` the logits.
     """
+
+    # the values a recipe search (raycomp find) tries beside the defaults
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"smoothing": (0.05, 0.1, 0.2)}
 
     @checked_arguments
     def __init__(self, smoothing: Annotated[float, Field(ge=0, lt=1)] = 0.1) -> None:

@@ -24,8 +24,8 @@ statistics keep tracking exactly what evaluation feeds them (measured in docs/me
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, Any
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, ClassVar
 
 import torch
 from pydantic import Field
@@ -91,6 +91,9 @@ class LayerFreezing(Algorithm):
     ``num_frozen_layers`` is how many layers are frozen; it is the state a checkpoint keeps. The layers are
     frozen, and the metrics logged, only on the batches where that number grows.
     """
+
+    # the values a recipe search (raycomp find) tries beside the defaults
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"freeze_start": (0.5, 0.7), "freeze_level": (0.5, 1.0)}
 
     @checked_arguments
     def __init__(

@@ -21,7 +21,8 @@ That target/loss handling is ``raycomp.algorithms._pair_mixing``, shared with Cu
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
 
 import torch
 from pydantic import Field
@@ -69,6 +70,10 @@ class MixUp(_PairMixing):
     ``interpolate_loss`` interpolates the two losses instead of the targets. After each batch ``mixing``
     and ``indices`` hold what was used.
     """
+
+    # the values a recipe search (raycomp find) tries beside the defaults
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"alpha": (0.1, 0.2, 0.5)}
+    incompatible_with: ClassVar[frozenset[str]] = frozenset({"cutmix"})  # both mix the batch: one at a time
 
     @checked_arguments
     def __init__(self, alpha: Annotated[float, Field(ge=0)] = 0.2, interpolate_loss: bool = False) -> None:

@@ -24,6 +24,7 @@ instead of dividing by zero; sizes never round to 0; a crop may start at the las
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
 import torch
@@ -115,6 +116,12 @@ class ProgressiveResizing(Algorithm):
     workload_arguments: ClassVar[frozenset[str] | None] = frozenset(
         {"mode", "initial_scale", "size_increment", "resize_targets"}
     )
+
+    # the values a recipe search (raycomp find) tries beside the defaults
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {
+        "initial_scale": (0.5, 0.75),
+        "delay_fraction": (0.3, 0.5),
+    }
 
     @checked_arguments
     def __init__(

@@ -23,8 +23,8 @@ torchvision ``VisionDataset``; float tensors outside [0, 1] are augmented on the
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 from torch.utils.data import DataLoader, Dataset, IterableDataset
@@ -65,6 +65,9 @@ class RandAugment(Algorithm):
     ``augmentation_set`` ``'all'``, ``'safe'`` (no colour, contrast, brightness or sharpness changes) or
     ``'original'`` (the same as ``'all'`` here).
     """
+
+    # the values a recipe search (raycomp find) tries beside the defaults
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"severity": (3, 6, 9), "depth": (1, 2)}
 
     @checked_arguments
     def __init__(

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any, ClassVar
 
 import torch
@@ -245,6 +245,14 @@ class SelectiveBackprop(Algorithm):
 
     first_on: ClassVar[frozenset[Event]] = frozenset({Event.AFTER_DATALOADER})
     workload_arguments: ClassVar[frozenset[str] | None] = frozenset({"scale_factor"})
+
+    # the values a recipe search (raycomp find) tries beside the defaults
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {
+        "keep": (0.3, 0.5, 0.7),
+        "scale_factor": (0.5, 1.0),
+        "start": (0.0, 0.5),
+        "end": (0.9, 1.0),
+    }
 
     @checked_arguments
     def __init__(

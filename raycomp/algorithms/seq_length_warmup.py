@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import torch
 from pydantic import Field
@@ -106,6 +106,9 @@ class SeqLengthWarmup(Algorithm):
     the full one: each new length costs first-call work on a GPU (allocations, kernel choices) and, with
     ``compile``, a graph of its own. With ``buckets > 0`` it can be compiled; with 0 the config refuses it.
     """
+
+    # the values a recipe search (raycomp find) tries beside the defaults
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"duration": (0.3, 0.5), "min_seq_length": (8, 16)}
 
     @checked_arguments
     def __init__(

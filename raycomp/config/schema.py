@@ -22,6 +22,7 @@ from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, arguments_s
 from raycomp.base import keys
 from raycomp.base.errors import ConfigError
 from raycomp.base.layout import RunLayout
+from raycomp.config.find import FindConfig
 from raycomp.config.messages import Invalid, KeyPath, Problem, explain, format_problems, problems_of, show, suggest
 from raycomp.config.optimization import OptimizerConfig, ScheduleConfig
 from raycomp.config.sections import (
@@ -79,6 +80,7 @@ class ExperimentConfig(Section):
     storage_path: str = Field("./runs", min_length=1)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     sweep: SweepConfig | None = None
+    find: FindConfig | None = None  # a recipe search: what python -m raycomp.find runs (docs/find.md)
 
     @field_validator("name")
     @classmethod

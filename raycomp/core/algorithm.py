@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -44,6 +45,11 @@ class Algorithm(ABC):
     # The constructor arguments ``check_workload`` reads (None: any may): a sweep checks each value it can draw of
     # these, not every combination of every swept argument, each a forward of the model.
     workload_arguments: ClassVar[frozenset[str] | None] = None
+    # What a recipe search (``raycomp find``, docs/find.md) may change: a few values of each argument that matters,
+    # tried beside the defaults; and the registered names of methods never trained together with this one
+    # (two that do the same job: MixUp and CutMix each mix the batch). Either side declaring it is enough.
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {}
+    incompatible_with: ClassVar[frozenset[str]] = frozenset()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Algorithm:
         instance = super().__new__(cls)

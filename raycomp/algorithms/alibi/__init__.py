@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import importlib.util
 import warnings
+from collections.abc import Mapping
 from operator import attrgetter
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import torch
 from pydantic import Field
@@ -156,6 +157,9 @@ class Alibi(Algorithm):
     Composer's defaults: ``max_sequence_length=8192``, ``train_sequence_length_scaling=0.25``; 1.0 trains at
     full length. Logs ``alibi/num_replaced`` and ``alibi/train_seq_len``.
     """
+
+    # the values a recipe search (raycomp find) tries beside the defaults
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"train_sequence_length_scaling": (0.25, 0.5, 1.0)}
 
     @checked_arguments
     def __init__(

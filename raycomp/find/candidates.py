@@ -1,0 +1,131 @@
+"""The candidates of an experiment's ``find`` section: each method that can run on its model and data, with the
+argument settings its Tune stage tries (``Algorithm.tuned_arguments``) and the methods it is never combined with
+(``Algorithm.incompatible_with``).
+
+Applicability is the preflight's own (``config.applicability``): each method, at each setting, is asked on the
+model built once on the CPU and a real batch. A method the user named that cannot run is a problem at its key;
+under ``methods: auto`` it is left out, with its reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, arguments_schema
+from raycomp.base.errors import one_line
+from raycomp.config.applicability import algorithm_refusals
+from raycomp.config.messages import Problem
+from raycomp.config.probe import Workload, build_workload, model_label
+from raycomp.find.plan import FindPlan, Seeds
+from raycomp.find.recipes import Arguments, Candidate, arguments
+
+if TYPE_CHECKING:
+    from raycomp.config.schema import ExperimentConfig
+
+METHODS = ("find", "methods")
+
+
+def find_candidates(
+    config: ExperimentConfig, workload: Workload | None = None
+) -> tuple[tuple[Candidate, ...], dict[str, str], list[Problem]]:
+    """(the candidates, the methods ``auto`` left out with why, the problems of the methods the user named).
+
+    The experiment's own ``algorithms`` run in every arm, the baseline's included: they are never candidates."""
+    assert config.find is not None
+    chosen = config.find.chosen_methods()
+    names = list(chosen) if chosen is not None else [name for name in ALGORITHMS if name not in config.algorithms]
+    workload = workload or build_workload(config)
+    candidates, left_out, problems = [], {}, []
+    for name in names:
+        start = dict((chosen or {}).get(name, {}))
+        why = _refusal(config, workload, name, start)
+        if why is None and name in config.algorithms:
+            why = "it is in the experiment's algorithms, so the baseline runs it too: name it in one place"
+        if why is None:
+            settings = tuned_settings(name, start, workload, config.find.max_settings, config.seed)
+            candidates.append(Candidate(name, settings, frozenset(algorithm_class(name).incompatible_with)))
+        elif chosen is not None:
+            problems.append(((*METHODS, name), f"{algorithm_class(name).__name__} cannot run here: {why}"))
+        else:
+            left_out[name] = why
+    return tuple(candidates), left_out, problems
+
+
+def _refusal(config: ExperimentConfig, workload: Workload, name: str, args: Mapping[str, Any]) -> str | None:
+    """Why ``name`` with ``args`` cannot train this workload, or None."""
+    try:
+        algorithm = algorithm_class(name)(**args)
+    except Exception as error:
+        return f"it cannot be built with {args}: {one_line(error)}"
+    if config.compile is not False and not algorithm.compiles:
+        return "it changes the batch's shape as it trains, which compile refuses"
+    refusal = algorithm_refusals(workload, {name: algorithm})[name]
+    if refusal is None:
+        return None
+    where = f" (its {refusal.argument})" if refusal.argument else ""
+    return f"{refusal.reason}{where} ({model_label(config)})"
+
+
+def tuned_settings(
+    name: str, start: Mapping[str, Any], workload: Workload, limit: int, seed: int
+) -> tuple[Arguments, ...]:
+    """The argument settings Tune tries: ``start`` first, then each combination of the declared values of the
+    arguments ``start`` does not fix that builds and applies, at most ``limit`` in all (a seeded draw)."""
+    cls = algorithm_class(name)
+    fields = arguments_schema(name).model_fields
+    defaults = {arg: field.default for arg, field in fields.items() if not field.is_required()}
+    grid = {arg: values for arg, values in cls.tuned_arguments.items() if arg not in start and arg in fields}
+    checked: dict[str, bool] = {}
+    settings: dict[Arguments, None] = {_plain(start, defaults): None}
+    for values in itertools.product(*grid.values()):
+        combined = {**start, **dict(zip(grid, values, strict=True))}
+        setting = _plain(combined, defaults)
+        if setting not in settings and _runs(name, combined, workload, checked):
+            settings[setting] = None
+    first, *rest = settings
+    if len(rest) >= limit:
+        rest = sorted(random.Random(f"{seed}:{name}").sample(rest, limit - 1), key=rest.index)
+    return (first, *rest)
+
+
+def _plain(values: Mapping[str, Any], defaults: Mapping[str, Any]) -> Arguments:
+    """The arguments that differ from their defaults: one setting, one key."""
+    return arguments({arg: value for arg, value in values.items() if arg not in defaults or defaults[arg] != value})
+
+
+def _runs(name: str, values: Mapping[str, Any], workload: Workload, checked: dict[str, bool]) -> bool:
+    """Whether the method builds with ``values`` and its check accepts the workload (asked once per value of the
+    arguments the check reads: ``Algorithm.workload_arguments``)."""
+    cls = algorithm_class(name)
+    try:
+        algorithm = cls(**values)
+    except Exception:  # a combination the constructor's rules refuse (SelectiveBackprop's start >= end)
+        return False
+    read = cls.workload_arguments
+    key = repr(sorted((k, v) for k, v in values.items() if read is None or k in read))
+    if key not in checked:
+        checked[key] = algorithm_refusals(workload, {name: algorithm})[name] is None
+    return checked[key]
+
+
+def find_plan(config: ExperimentConfig, candidates: tuple[Candidate, ...]) -> FindPlan:
+    """The race's rules as the ``find`` section sets them."""
+    find = config.find
+    assert find is not None
+    return FindPlan(
+        candidates,
+        screen=Seeds(*find.screen),
+        tune=Seeds(*find.tune),
+        compose=Seeds(*find.compose),
+        confirm=Seeds(*find.confirm),
+        mode=find.mode,
+        tolerance=find.accuracy_tolerance,
+        confidence=find.confidence,
+        equivalence=find.equivalence,
+        frontier_budgets=tuple(sorted(find.baseline_budgets)),
+        control=find.control,
+        budget_s=find.budget,
+    )

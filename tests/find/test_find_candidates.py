@@ -1,0 +1,54 @@
+"""Which methods a find races on a workload, and the settings each one's Tune stage tries (raycomp.find.candidates),
+from what each algorithm declares (``tuned_arguments``, ``incompatible_with``)."""
+
+from __future__ import annotations
+
+from raycomp.algorithms.registry import ALGORITHMS, arguments_schema
+from raycomp.config import ExperimentConfig
+from raycomp.find.candidates import find_candidates, find_plan
+
+SMALL = {"data": {"num_train": 64, "num_test": 32, "batch_size": 16}, "max_duration": "1ep"}
+
+
+def test_every_declared_tuned_value_is_a_valid_argument_and_every_incompatible_name_is_registered():
+    for name, cls in ALGORITHMS.items():
+        fields = arguments_schema(name).model_fields
+        for argument, values in cls.tuned_arguments.items():
+            assert argument in fields, (name, argument)
+            for value in values:
+                arguments_schema(name).model_validate({argument: value})
+        assert cls.incompatible_with <= set(ALGORITHMS), name
+    assert "cutmix" in ALGORITHMS["mixup"].incompatible_with
+
+
+def test_auto_races_what_applies_to_the_cnn_and_says_why_the_rest_is_left_out():
+    config = ExperimentConfig.from_dict({**SMALL, "algorithms": {"ema": {}}, "find": {"methods": "auto"}})
+    candidates, left_out, problems = find_candidates(config)
+    names = {candidate.name for candidate in candidates}
+    assert not problems
+    assert {"selective_backprop", "mixup", "cutmix", "label_smoothing"} <= names
+    assert "ema" not in names  # the experiment's own algorithm: part of the baseline
+    assert set(left_out) == {"alibi", "gated_linear_units", "fused_layernorm"}
+    assert "attention" in left_out["alibi"]
+
+
+def test_settings_start_from_the_given_arguments_keep_them_and_stay_within_max_settings():
+    find = {"methods": {"selective_backprop": {"keep": 0.5, "scale_factor": 1.0}}, "max_settings": 3}
+    config = ExperimentConfig.from_dict({**SMALL, "find": find})
+    (candidate,), _, _ = find_candidates(config)
+    assert candidate.settings[0] == (("scale_factor", 1.0),)  # keep 0.5 is the default: not part of the key
+    assert len(candidate.settings) == 3
+    assert all(dict(setting)["scale_factor"] == 1.0 for setting in candidate.settings)
+    for setting in candidate.settings:  # every combination builds: start < end
+        values = dict(setting)
+        assert values.get("start", 0.5) < values.get("end", 0.9)
+    plan = find_plan(config, (candidate,))
+    assert plan.budget_s == 1800.0 and plan.frontier_budgets == (0.5, 0.75, 1.5)
+
+
+def test_a_named_method_that_cannot_run_here_is_a_problem_at_its_key():
+    config = ExperimentConfig.from_dict({**SMALL, "find": {"methods": ["alibi", "mixup"]}})
+    candidates, _, problems = find_candidates(config)
+    assert [candidate.name for candidate in candidates] == ["mixup"]
+    ((path, message),) = problems
+    assert path == ("find", "methods", "alibi") and message.startswith("Alibi cannot run here:")
