@@ -1,4 +1,4 @@
-"""``raycomp tune|train|report ...``: the console script, one entry for the three ``python -m`` commands."""
+"""``raycomp tune|train|report|find ...``: the console script, one entry for the four ``python -m`` commands."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ commands:
   tune EXPERIMENT.yaml     a sweep against its baseline, with verdicts   (python -m raycomp.tune)
   train EXPERIMENT.yaml    one training run                              (python -m raycomp.train)
   report SWEEP             the speed-up report of a sweep                (python -m raycomp.report)
+  find EXPERIMENT.yaml     which speed-up recipe to use on this model    (python -m raycomp.find)
 
 raycomp COMMAND --help shows a command's options."""
 
 
 def _commands() -> dict[str, Callable[[list[str]], int]]:
-    from raycomp.cli import report, train, tune
+    from raycomp.cli import find, report, train, tune
 
-    return {"tune": tune.main, "train": train.main, "report": report.main}
+    return {"tune": tune.main, "train": train.main, "report": report.main, "find": find.main}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,7 +33,7 @@ class Answer:
     def headline(self) -> str:
         """The answer in one sentence."""
         if self.recommended is not None:
-            return f"recommended: {self.recommended.key}, confirmed {describe(self.verdict)} on fresh seeds"
+            return f"recommended: {self.recommended.key} (on fresh seeds: {describe(self.verdict)})"
         none = f"none of the {self.candidates} methods is faster at equal accuracy on this model"
         if self.chosen is None:
             return f"{none}: no method was shown faster in the search"

@@ -1,0 +1,114 @@
+"""``python -m raycomp.find EXPERIMENT.yaml``: which speed-up recipe should I use on my model? (docs/find.md)
+
+The experiment is the baseline; its ``find`` section names the candidate methods (``auto``: every registered
+method that applies to this model and data), the budget and how to judge. The search races the candidates on
+paired seeds (Screen, Tune, Compose; each look a sweep round on Ray), then confirms the chosen recipe against
+the baseline on fresh seeds. It ends with the recipe to paste and its confirmed speed-up, or with "none of the N
+methods is faster at equal accuracy on this model" and the evidence, and writes ``find.json`` and
+``recipe.yaml`` (``python -m raycomp.train`` trains it) to ``storage_path/name``. ``--resume`` continues a find
+stopped any way. A bad file exits with code 2, an MLflow store that does not answer with 3, before Ray starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+
+from raycomp.base.errors import EXIT_INTERRUPTED, EXIT_USAGE
+from raycomp.base.redaction import redacted
+from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
+from raycomp.config import ExperimentConfig
+from raycomp.config.messages import Problem, format_problems
+from raycomp.config.yaml_text import parse_yaml, read_text
+from raycomp.find.candidates import find_candidates, find_plan
+from raycomp.find.plan import FindPlan
+from raycomp.launch.run_folder import nothing_to_resume, run_guarded
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m raycomp.find", description=__doc__.splitlines()[0])
+    add_experiment_arguments(parser)
+    parser.add_argument("--resume", action="store_true", help="continue the find stored at storage_path/name")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    config = load_experiment_or_exit(args.experiment, args.overrides)
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # Tune's classic table, as raycomp.tune shows it
+    plan, left_out = plan_or_exit(config, args.experiment)
+    if args.resume and nothing_to_resume(config.layout):
+        args.resume = False  # its driver was killed before it recorded anything
+    return exit_code_of(lambda: guarded_find(config, args, plan, left_out))
+
+
+def plan_or_exit(config: ExperimentConfig, source: str) -> tuple[FindPlan, dict[str, str]]:
+    """The race's plan: the methods that can run on this model; a problem at its file:line:key exits with 2."""
+    problems: list[Problem] = []
+    if config.find is None:
+        problems.append(((), "has no find section: add one (find: {methods: auto}, docs/find.md)"))
+    if config.sweep is not None:
+        problems.append((("sweep",), "a find runs its own rounds of trials: remove the sweep section"))
+    candidates, left_out = (), {}
+    if not problems:
+        candidates, left_out, problems = find_candidates(config)
+    if problems:
+        try:
+            _, lines = parse_yaml(read_text(source), source)
+        except Exception:  # read once already: only the line numbers are missing then
+            lines = {}
+        print(redacted(f"error: invalid experiment {source}:"), file=sys.stderr)
+        for line in format_problems(problems, source, {path: f"{source}:{line}" for path, line in lines.items()}):
+            print(f"  {redacted(line)}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+    return find_plan(config, candidates), left_out
+
+
+def guarded_find(config: ExperimentConfig, args: argparse.Namespace, plan: FindPlan, left_out: dict[str, str]) -> int:
+    """The find, holding its run folder (one process, one training config: the experiment without its find
+    section, so a new budget does not refuse a resume); interrupted, it prints the ``--resume`` command."""
+    claim = config.model_copy(update={"find": None})
+    try:
+        return run_guarded(claim, lambda: _find(config, args, plan, left_out), resume=args.resume)
+    except KeyboardInterrupt:
+        print(resume_hint(args), file=sys.stderr)
+        raise
+
+
+def _find(config: ExperimentConfig, args: argparse.Namespace, plan: FindPlan, left_out: dict[str, str]) -> int:
+    from raycomp.config.probe import model_label
+    from raycomp.launch.cluster import init_ray
+    from raycomp.launch.find.driver import run_find
+    from raycomp.tracking.find_runs import find_run
+
+    names = ", ".join(candidate.name for candidate in plan.candidates) or "none"
+    print(f"find: {len(plan.candidates)} candidate methods on {model_label(config)}: {names}", flush=True)
+    with find_run(config, args.experiment, resume=args.resume) as run:
+        parent = run.ref if run else None
+        init_ray(args.address, dashboard=config.scaling.num_workers > 0)
+        outcome = run_find(config, plan, parent, resume=args.resume)
+        if outcome.interrupted:
+            print("find interrupted: the round in flight is saved")
+            print(resume_hint(args))
+            if run is not None:
+                run.status = "KILLED"
+            return EXIT_INTERRUPTED
+        from raycomp.cli.find_answer import report_answer
+
+        report_answer(config, outcome, parent, left_out)
+    return 0
+
+
+def resume_hint(args: argparse.Namespace) -> str:
+    """The command that continues this find: every flag the user gave, then ``--resume`` (no password)."""
+    flags = [f"--set {shlex.quote(item)}" for item in args.overrides]
+    if args.address:
+        flags.append(f"--address {shlex.quote(args.address)}")
+    command = " ".join(["python -m raycomp.find", shlex.quote(args.experiment), *flags, "--resume"])
+    return redacted(f"continue it with:\n  {command}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

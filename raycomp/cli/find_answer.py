@@ -1,0 +1,46 @@
+"""The end of a find: its answer printed, written to the run folder (find.json, recipe.yaml) and sent to its
+MLflow parent run, whole even when Ctrl-C comes meanwhile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from raycomp.base import keys
+from raycomp.config import ExperimentConfig
+from raycomp.find.files import write_find_files
+from raycomp.find.text import answer_lines
+from raycomp.launch.find.driver import FindOutcome
+from raycomp.launch.signals import interrupts_deferred
+from raycomp.tracking.ref import RunRef
+
+
+def report_answer(
+    config: ExperimentConfig, outcome: FindOutcome, parent: RunRef | None, left_out: dict[str, str]
+) -> None:
+    answer, observations = outcome.answer, outcome.progress.observations
+    recipe = answer.recommended
+    block = {**config.algorithms, **recipe.algorithms()} if recipe is not None else None
+    with interrupts_deferred():
+        folder = config.layout.local_dir
+        paths = write_find_files(folder, config, answer, observations, left_out)
+        print()
+        print("\n".join(answer_lines(answer, block, left_out)))
+        print(f"\nresults: {_shown(paths[0])}")
+        if recipe is not None:
+            print(f"train it: python -m raycomp.train {_shown(paths[-1])}")
+        if parent is not None:
+            from raycomp.tracking import finish_open_trial_runs
+            from raycomp.tracking.find_runs import RECIPE_TAG, VERDICT_TAG, log_answer
+
+            finished = [trial.trial_id for trial in observations if trial.trial_id and trial.error is None]
+            finish_open_trial_runs(parent, finished, config)
+            verdict = answer.verdict.verdict if answer.verdict else "none"
+            log_answer(parent, {RECIPE_TAG: recipe.key if recipe else "none", VERDICT_TAG: verdict}, paths)
+            print(f"MLflow: find run {parent.run_id} (its trials tagged {keys.CONFIG_ID_TAG} and by stage)")
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

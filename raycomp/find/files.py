@@ -1,0 +1,83 @@
+"""What a find leaves in its run folder: ``find.json`` (the answer, each candidate's path and every recipe tried,
+with its median time and accuracy: the Pareto front) and ``recipe.yaml``, the experiment with the recommended recipe,
+which ``python -m raycomp.train`` trains as it is. Both written whole (``base.atomic_files``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from raycomp.base.atomic_files import atomic_write_text
+from raycomp.find.answer import Answer
+from raycomp.find.observations import Observations
+
+if TYPE_CHECKING:
+    from raycomp.config.schema import ExperimentConfig
+
+FIND_JSON, RECIPE_YAML = "find.json", "recipe.yaml"
+
+
+def recipe_config(config: ExperimentConfig, answer: Answer) -> dict[str, Any] | None:
+    """The experiment that trains the recommended recipe (its own algorithms and the recipe's), named
+    ``<name>-recipe`` so that it trains in a folder of its own; None when nothing is recommended."""
+    recipe = answer.recommended
+    if recipe is None:
+        return None
+    data = config.to_dict()
+    data["name"] = f"{config.name}-recipe"
+    data["algorithms"] = {**data["algorithms"], **recipe.algorithms()}
+    data.pop("find"), data.pop("sweep")
+    return data
+
+
+def tried(observations: Observations) -> list[dict[str, Any]]:
+    """Every arm the find trained, with its seeds and median accuracy and time (what a Pareto front draws)."""
+    arms: dict[str, list] = {}
+    for trial in observations:
+        arms.setdefault(trial.arm, []).append(trial)
+    rows = []
+    for arm, trials in sorted(arms.items()):
+        done = [t for t in trials if t.accuracy is not None and t.time_s is not None]
+        rows.append(
+            {
+                "arm": arm,
+                "seeds": sorted(t.seed for t in trials),
+                "accuracy_median": statistics.median(t.accuracy for t in done) if done else None,
+                "time_median_s": statistics.median(t.time_s for t in done) if done else None,
+                "failed": sorted(t.seed for t in trials if t.error),
+            }
+        )
+    return rows
+
+
+def write_find_files(
+    folder: Path, config: ExperimentConfig, answer: Answer, observations: Observations, left_out: dict[str, str]
+) -> list[Path]:
+    """Writes find.json and, when a recipe is recommended, recipe.yaml (else removes an older one)."""
+    verdicts = {
+        key: dataclasses.asdict(v) if v else None
+        for key, v in (("verdict", answer.verdict), ("control", answer.control))
+    }
+    document = {
+        "headline": answer.headline(),
+        "recommended": answer.recommended.algorithms() if answer.recommended else None,
+        "chosen": answer.chosen.key if answer.chosen else None,
+        **verdicts,
+        "candidates": {name: dataclasses.asdict(line) for name, line in answer.lines.items()},
+        "left_out": left_out,
+        "tried": tried(observations),
+    }
+    paths = [folder / FIND_JSON]
+    atomic_write_text(paths[0], json.dumps(document, indent=2, default=str) + "\n")
+    recipe = recipe_config(config, answer)
+    if recipe is None:
+        (folder / RECIPE_YAML).unlink(missing_ok=True)
+        return paths
+    header = f"# The recipe raycomp find recommended for {config.name}: {answer.headline()}\n"
+    atomic_write_text(folder / RECIPE_YAML, header + yaml.safe_dump(recipe, sort_keys=False))
+    return [*paths, folder / RECIPE_YAML]

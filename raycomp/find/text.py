@@ -1,0 +1,48 @@
+"""A find's answer as the CLI prints it: the recommendation (or that there is none), the ``algorithms:`` block to
+paste, and one line per candidate saying how far it got and why it left."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from raycomp.find.answer import Answer
+from raycomp.find.state import CONFIRM, describe
+
+
+def algorithms_block(algorithms: Mapping[str, Mapping[str, Any]]) -> str:
+    """``algorithms:`` in YAML, each method's arguments inline (``{}``: its defaults)."""
+    if not algorithms:
+        return "algorithms: {}"
+    lines = ["algorithms:"]
+    for name, args in algorithms.items():
+        shown = yaml.safe_dump(dict(args), default_flow_style=True, width=10_000).strip()
+        lines.append(f"  {name}: {shown}")
+    return "\n".join(lines)
+
+
+def answer_lines(
+    answer: Answer, algorithms: Mapping[str, Mapping[str, Any]] | None, left_out: Mapping[str, str]
+) -> list[str]:
+    """``algorithms`` is the block to paste (the experiment's own algorithms and the recipe's), None when no
+    recipe is recommended."""
+    lines = [answer.headline()]
+    if answer.verdict is not None and answer.recommended is None:
+        lines.append(f"  the recipe on fresh seeds: {describe(answer.verdict)}")
+    if answer.control is not None:
+        lines.append(f"  the control arm (the baseline again) on the same seeds: {describe(answer.control)}")
+    if algorithms is not None:
+        lines += [
+            "",
+            "paste into your experiment:",
+            *("  " + line for line in algorithms_block(algorithms).splitlines()),
+        ]
+    lines += ["", "candidates (the stage each reached, and how it ended there):"]
+    width = max([len(name) for name in (*answer.lines, *left_out)] + [4])
+    for name, line in answer.lines.items():
+        stage = "recipe" if line.stage == CONFIRM else line.stage
+        lines.append(f"  {name:<{width}}  {stage:<7}  {line.outcome}")
+    lines += [f"  {name:<{width}}  {'-':<7}  left out: {why}" for name, why in left_out.items()]
+    return lines

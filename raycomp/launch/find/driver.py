@@ -1,0 +1,159 @@
+"""A find on Ray: the race (``raycomp.find.decide``) asks for a round, the round trains as a sweep round
+(``rounds.py``), its finished trials become observations, and so on until the answer.
+
+Its progress (the race's state, every observation, the round in flight and its Tune folder) is written whole to
+``find_state.json`` in the run folder (``base.atomic_files``) before each round starts and after it ends. A find
+stopped any way (Ctrl-C, SIGTERM, kill -9) continues with ``--resume`` from there: the round in flight is restored
+from its Tune folder, where finished trials stay finished and unfinished ones resume from their checkpoints, so no
+trial trains twice; the race then goes on from its stage.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from raycomp.base.atomic_files import atomic_write_text
+from raycomp.base.errors import RunConflict
+from raycomp.config import ExperimentConfig
+from raycomp.find.answer import Answer, answer_of
+from raycomp.find.decide import advance, start
+from raycomp.find.observations import Observations, Trial
+from raycomp.find.plan import FindPlan
+from raycomp.find.race import Request, Round
+from raycomp.find.recipes import Recipe
+from raycomp.find.state import FindState
+from raycomp.launch.find.rounds import Folder, arm_of, observed, round_config, run_round
+from raycomp.launch.sweep.ledger import next_folder
+from raycomp.tracking.ref import RunRef
+
+STATE_FILE = "find_state.json"
+
+
+@dataclasses.dataclass
+class Progress:
+    """The race's state, what it has observed, and the round in flight with its Tune folder (None between rounds)."""
+
+    state: FindState
+    observations: Observations
+    pending: Round | None = None
+    folder: Folder | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class FindOutcome:
+    plan: FindPlan
+    progress: Progress
+    interrupted: bool
+
+    @property
+    def answer(self) -> Answer:
+        return answer_of(self.plan, self.progress.state)
+
+
+def run_find(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None, *, resume: bool) -> FindOutcome:
+    """Runs the find (or continues the one in the run folder) on the Ray the caller started, until its answer or
+    the first interrupt."""
+    path = config.layout.local_dir / STATE_FILE
+    progress = load(path, plan) if resume and path.is_file() else Progress(start(plan), Observations())
+    while True:
+        if progress.pending is None:
+            state = progress.state
+            progress.pending = advance(plan, state, progress.observations, state.spent_s)
+            if progress.pending is None:
+                save(path, plan, progress)
+                return FindOutcome(plan, progress, interrupted=False)
+            progress.folder = next_folder(config.layout.run_dir)
+            save(path, plan, progress)
+        if not _run_pending(config, plan, parent, progress):
+            save(path, plan, progress)
+            return FindOutcome(plan, progress, interrupted=True)
+        save(path, plan, progress)
+
+
+def _run_pending(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None, progress: Progress) -> bool:
+    """Trains the round in flight and observes it; False when an interrupt stopped it (nothing observed then)."""
+    round_, folder = progress.pending, progress.folder
+    assert round_ is not None and folder is not None
+    recipes = [request.recipe for request in round_.requests if request.recipe is not None]
+    trial_config = round_config(config, plan.candidates, recipes)
+    shown = ", ".join(dict.fromkeys(recipe.key for recipe in recipes)) or "references only"
+    print(f"find: {round_.stage}: {len(round_.requests)} trials ({shown})", flush=True)
+    started = time.monotonic()
+    grids, interrupted = run_round(trial_config, parent, [arm_of(request) for request in round_.requests], folder)
+    progress.state.spent_s += time.monotonic() - started
+    if interrupted:
+        return False
+    trials = observed(trial_config, grids)
+    progress.observations.add(trials)
+    progress.state.rounds += 1
+    progress.pending = progress.folder = None
+    if parent is not None:
+        from raycomp.tracking.find_runs import tag_stage
+
+        tag_stage(parent, [trial.trial_id for trial in trials if trial.trial_id], round_.stage)
+    return True
+
+
+# -- the state file --------------------------------------------------------------------------------------------
+
+
+def plan_data(plan: FindPlan) -> dict[str, Any]:
+    """What a continued find must share with the find it continues: its candidates, settings and seeds."""
+    candidates = [
+        [c.name, [list(map(list, s)) for s in c.settings], sorted(c.incompatible_with)] for c in plan.candidates
+    ]
+    seeds = {
+        stage: [getattr(plan, stage).first, getattr(plan, stage).last]
+        for stage in ("screen", "tune", "compose", "confirm")
+    }
+    return json.loads(json.dumps({"candidates": candidates, "seeds": seeds, "halving": plan.halving}))
+
+
+def save(path: Path, plan: FindPlan, progress: Progress) -> None:
+    pending = progress.pending
+    document = {
+        "plan": plan_data(plan),
+        "state": progress.state.to_data(),
+        "observations": [trial.to_data() for trial in progress.observations],
+        "pending": None
+        if pending is None
+        else {"stage": pending.stage, "requests": [_request(r) for r in pending.requests]},
+        "folder": list(progress.folder) if progress.folder else None,
+    }
+    atomic_write_text(path, json.dumps(document, default=str) + "\n")
+
+
+def load(path: Path, plan: FindPlan) -> Progress:
+    """The progress saved at ``path``; ``RunConflict`` when it was made by a find with other candidates or seeds."""
+    try:
+        document = json.loads(path.read_text())
+        if document["plan"] != plan_data(plan):
+            raise RunConflict(
+                f"the find saved in {path.parent} searched other methods, settings or seeds than this find section: "
+                "continue it with the find section it started with, or start a new find (--set name=...)"
+            )
+        pending = document["pending"]
+        return Progress(
+            FindState.from_data(document["state"]),
+            Observations(Trial.from_data(trial) for trial in document["observations"]),
+            None if pending is None else Round(pending["stage"], tuple(_from_request(r) for r in pending["requests"])),
+            tuple(document["folder"]) if document["folder"] else None,  # type: ignore[arg-type]
+        )
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise RunConflict(
+            f"the find's saved state {path} cannot be read ({error}): start it again under another name"
+        ) from error
+
+
+def _request(request: Request) -> dict[str, Any]:
+    data = dataclasses.asdict(request)
+    data["recipe"] = request.recipe.to_data() if request.recipe else None
+    return data
+
+
+def _from_request(data: dict[str, Any]) -> Request:
+    return Request(**{**data, "recipe": Recipe.from_data(data["recipe"]) if data["recipe"] else None})

@@ -1,0 +1,124 @@
+"""One round of a find as a sweep round: its requests become sweep ``Arm``s of a config whose ``sweep`` section
+selects the round's recipes, trained by the sweep's own Tuner in a Tune experiment of the find's folder.
+
+Every candidate is selectable in every round's config (``sweep.space.algorithms``), so the baseline, its frontier
+and the control drop them all and keep only the experiment's own algorithms; a method arm runs its recipe's
+algorithms with its arguments (``config.trial_config``). Rounds live in the folders a sweep's continuations use
+(``ledger.next_folder``: the run folder, then ``more-<k>``), so a round cut short is restored as a sweep is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ray import tune
+
+from raycomp.base import keys
+from raycomp.config import ExperimentConfig
+from raycomp.config.arm import Arm
+from raycomp.find.observations import Trial
+from raycomp.find.race import Request
+from raycomp.find.recipes import Candidate, Recipe
+from raycomp.launch.signals import tune_interrupts
+from raycomp.launch.sweep.ledger import has_state, missing_arms, next_folder, result_arm, set_aside_damaged_state
+from raycomp.launch.sweep.outcome import trial_records
+from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
+from raycomp.results.configs import trial_time
+from raycomp.results.summary import TrialSummary, summarize
+from raycomp.tracking.ref import RunRef
+
+Folder = tuple[str, str]  # (storage_path, name) of a Tune experiment, as its RunConfig takes them
+
+
+def round_config(
+    config: ExperimentConfig, candidates: Sequence[Candidate], recipes: Iterable[Recipe]
+) -> ExperimentConfig:
+    """The config a round's trials train from: the experiment (its ``find`` section dropped), every candidate
+    selectable, and a ``sweep`` section holding the find's judging keys."""
+    find = config.find
+    assert find is not None
+    lists = [[candidate.name] for candidate in candidates]
+    lists += [list(recipe.names) for recipe in recipes if len(recipe.names) > 1]
+    data = config.to_dict()
+    data["find"] = None
+    data["algorithms"] = {**data["algorithms"], **{candidate.name: {} for candidate in candidates}}
+    data["sweep"] = {
+        "space": {"algorithms": {"grid": [names for k, names in enumerate(lists) if names not in lists[:k]]}},
+        "metric": find.metric,
+        "mode": find.mode,
+        "baseline_budgets": list(find.baseline_budgets),
+        "control": find.control,
+        "accuracy_tolerance": find.accuracy_tolerance,
+        "confidence": find.confidence,
+        "equivalence": find.equivalence,
+        "timing": find.timing,
+        "max_concurrent_trials": find.max_concurrent_trials,
+        "scheduler": {"name": "fifo"},  # every trial trains to its end: verdicts compare finished runs
+    }
+    return ExperimentConfig.from_dict(data, source="<find round>")
+
+
+def arm_of(request: Request) -> Arm:
+    """A request as the sweep arm that trains it: a recipe's names and arguments, or a reference."""
+    if request.recipe is None:
+        return Arm(request.variant, request.arm, {}, repeat=request.seed, budget=request.budget)
+    overrides: dict[str, Any] = {"algorithms": list(request.recipe.names)}
+    for method in request.recipe.methods:
+        overrides |= {f"algorithms.{method.name}.{arg}": value for arg, value in method.arguments}
+    return Arm(keys.METHOD, request.arm, overrides, repeat=request.seed)
+
+
+def _fit(tuner: tune.Tuner) -> tuple[tune.ResultGrid, bool]:
+    with tune_interrupts() as interrupted:
+        grid = tuner.fit()
+    return grid, bool(interrupted)
+
+
+def run_round(
+    config: ExperimentConfig, parent: RunRef | None, arms: list[Arm], folder: Folder
+) -> tuple[list[tune.ResultGrid], bool]:
+    """Trains ``arms`` in the Tune experiment at ``folder``: anew, or restored when a killed or interrupted
+    driver left it there (finished trials stay, unfinished ones resume from their checkpoints), then the arms it
+    never got to in a further experiment. Returns the grids and whether an interrupt stopped it."""
+    path = f"{folder[0].rstrip('/')}/{folder[1]}"
+    grids: list[tune.ResultGrid] = []
+    set_aside_damaged_state(path)
+    if has_state(path):
+        grid, interrupted = _fit(restore_tuner(config, path, parent))
+        grids.append(grid)
+        if interrupted:
+            return grids, True
+        arms = missing_arms(arms, [arm for arm in map(result_arm, grid) if arm is not None])
+        if not arms:
+            return grids, False
+        folder = next_folder(config.layout.run_dir)
+    tuner = build_tuner(config, parent, arms=arms, folder=folder)  # type: ignore[arg-type]  (Arms, as adapt passes)
+    grid, interrupted = _fit(tuner)
+    return [*grids, grid], interrupted
+
+
+def observed(config: ExperimentConfig, grids: list[tune.ResultGrid]) -> list[Trial]:
+    """Each trial that finished (its metric and time) or failed (its error), as the race's observations; one
+    left unfinished is not observed, so the round asks for it again."""
+    metric, mode = config.objective
+    timing = config.sweep.timing if config.sweep else "steps"
+    return [
+        _trial(summary, timing)
+        for summary in summarize(trial_records(grids), metric, mode)
+        if summary.status in (keys.TERMINATED, keys.ERROR)
+    ]
+
+
+def _trial(summary: TrialSummary, timing: str) -> Trial:
+    done = summary.status == keys.TERMINATED
+    return Trial(
+        arm=summary.config_id or summary.variant,
+        seed=summary.repeat or 0,
+        accuracy=summary.final_metric if done else None,
+        time_s=trial_time(summary, timing) if done else None,
+        curve=tuple((wall, value) for _, wall, value in summary.curve if wall is not None),
+        budget=summary.budget,
+        error=None if done else (summary.error_line or summary.error or "the trial failed"),
+        trial_id=summary.trial_id,
+    )

@@ -1,0 +1,65 @@
+"""A find's MLflow runs: one parent run for the whole search (kind ``find``), its trials' runs under it, each tagged
+with the stage that asked for it, and the answer on the parent (tags, ``find.json``, ``recipe.yaml``).
+
+The parent opens and ends as a sweep's does (``runs._open_top_level``, ``runs._ended``): a resumed find reopens it
+(``raycomp.run_key``), an interrupt ends it KILLED, an error FAILED.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from raycomp.base import keys
+from raycomp.base.errors import one_line
+from raycomp.config import ExperimentConfig
+from raycomp.tracking.client import BatchedClient
+from raycomp.tracking.ref import RunRef
+from raycomp.tracking.runs import TrackedRun, _ended, _open_top_level
+from raycomp.tracking.search import tag_filter
+from raycomp.tracking.store import make_client
+
+FIND_KIND = "find"  # the parent run's raycomp.kind
+STAGE_TAG = "raycomp.find.stage"  # on each trial's run: screen, tune, compose or confirm
+RECIPE_TAG = "raycomp.find.recipe"  # on the parent: the recommended recipe ("none" when none is)
+VERDICT_TAG = "raycomp.find.verdict"  # on the parent: the confirmed verdict of the recipe Confirm ran
+
+
+@contextmanager
+def find_run(config: ExperimentConfig, experiment_file: str | None, *, resume: bool) -> Iterator[TrackedRun | None]:
+    """The find's parent run (reopened by ``resume``, finished or not); None with tracking off. Raises
+    ``TrackingUnavailable`` at entry when the store does not answer."""
+    if not config.tracking.enabled:
+        yield None
+        return
+    ref = _open_top_level(config, FIND_KIND, experiment_file, reopen=resume, reopen_finished=resume)
+    with _ended(TrackedRun(ref)) as run:
+        yield run
+
+
+def tag_stage(parent: RunRef, trial_ids: Iterable[str], stage: str) -> bool:
+    """Tags the runs of ``trial_ids`` (children of ``parent``) with the stage that trained them. Never raises."""
+    wanted = set(trial_ids)
+    try:
+        client = make_client(parent.tracking_uri)
+        runs = client.search_runs(
+            [parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}), max_results=10_000
+        )
+    except Exception as error:
+        print(f"raycomp: could not find the trial runs of {parent.run_id}: {one_line(error)}", file=sys.stderr)
+        return False
+    done = True
+    for run in runs:
+        if run.data.tags.get(keys.TRIAL_TAG) in wanted and run.data.tags.get(STAGE_TAG) != stage:
+            child = RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id)
+            done = BatchedClient(child).set_tags({STAGE_TAG: stage}) and done
+    return done
+
+
+def log_answer(parent: RunRef, tags: Mapping[str, str], paths: Iterable[str | Path]) -> bool:
+    """The find's answer on its parent run: ``tags`` and the files (find.json, recipe.yaml). Never raises."""
+    client = BatchedClient(parent)
+    done = client.set_tags(dict(tags))
+    return all([client.log_artifact(path) for path in paths]) and done
