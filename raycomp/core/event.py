@@ -8,11 +8,11 @@ from enum import Enum
 class Event(Enum):
     """A point in the training loop; its value is the lowercase name.
 
-    One naming rule decides the pairs: an event whose name has a ``before`` word
-    is a *before* event and one with an ``after`` word is an *after* event
-    (``BEFORE_LOSS``/``AFTER_LOSS``, ``EVAL_BEFORE_FORWARD``/``EVAL_AFTER_FORWARD``).
-    ``*_START``/``*_END`` events are neither: they bracket a span for timing only,
-    so the FILO pass leaves their order alone.
+    One naming rule decides the pairs, as in Composer: an event whose name *begins* with ``before_`` is a
+    *before* event and one beginning with ``after_`` an *after* event (``BEFORE_LOSS``/``AFTER_LOSS``); only
+    after events run their algorithms in reverse (``set_filo_order``). The evaluation loop's
+    ``EVAL_BEFORE_*``/``EVAL_AFTER_*`` are evaluation events, neither before nor after, and so are
+    ``*_START``/``*_END``, which bracket a span for timing only: the FILO pass leaves their order alone.
     """
 
     INIT = "init"

@@ -1,4 +1,6 @@
+import re
 import warnings
+from pathlib import Path
 
 import pytest
 from helpers import tiny_model
@@ -202,3 +204,11 @@ def test_selective_backprop_applies_without_a_logger_as_composers_example_does()
     state.batch = (torch.randn(8, 3, 32, 32), torch.randint(0, 2, (8,)))
     sb.apply(Event.AFTER_DATALOADER, state, logger=None)
     assert state.batch[0].shape[0] == 4 and sb.last_num_kept == 4
+
+
+def test_docs_name_the_default_passes_in_their_order():
+    """docs/core.md's numbered list of default passes is the code's (it once kept names the code had dropped)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "core.md").read_text()
+    section = text[text.index("The default passes run in this order:") : text.index("The pinning passes come after")]
+    listed = re.findall(r"^\d+\. `(\w+)`", section, flags=re.MULTILINE)
+    assert listed == [p.__name__ for p in default_passes()]
