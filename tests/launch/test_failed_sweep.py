@@ -100,6 +100,9 @@ def test_a_sweep_whose_method_fails_says_failed_everywhere(tmp_path):
     assert len(trials) == 2
     assert all(run.data.tags["raycomp.verdict"] == "failed" for run in trials)
     assert all(run.data.tags["raycomp.error"] == FIRST_LINE for run in trials)
+    # each trial's run ends as the trial did, and the rest of the sweep finished
+    assert {run.info.status for run in trials} == {"FAILED"}
+    assert {run.info.status for run in runs if run not in trials} == {"FINISHED"}
     parent = next(run for run in runs if "raycomp.best_config" in run.data.tags)
     assert parent.data.tags["raycomp.best_config"] == "None"
     with open(client.download_artifacts(parent.info.run_id, "configs.json", str(tmp_path))) as file:
