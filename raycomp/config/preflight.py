@@ -26,6 +26,7 @@ from raycomp.base.import_path import import_callable
 from raycomp.config.applicability import algorithm_problems
 from raycomp.config.call_problems import call_problem
 from raycomp.config.messages import Problem
+from raycomp.config.objective import remember
 from raycomp.config.probe import Workload, WorkloadProblem, build_workload
 
 if TYPE_CHECKING:
@@ -44,12 +45,22 @@ def preflight_problems(config: ExperimentConfig) -> list[Problem]:
         except WorkloadProblem as failure:
             problems += failure.problems
         if workload is not None:
+            remember(config, workload)
             problems += optimization_problems(config, workload)
         if config.sweep is not None:
             problems += sweep_preflight_problems(config, workload)
         elif workload is not None:
             problems += algorithm_problems(config, workload)
     return list(dict.fromkeys(problems))
+
+
+def built_workload(config: ExperimentConfig) -> Workload | None:
+    """``config``'s workload as the preflight builds it (generators kept, one thread), or None if it cannot be."""
+    with _one_thread_and_generators_kept():
+        try:
+            return build_workload(config)
+        except WorkloadProblem:
+            return None
 
 
 def optimization_problems(config: ExperimentConfig, workload: Workload) -> list[Problem]:

@@ -151,10 +151,16 @@ class ExperimentConfig(Section):
 
     @property
     def objective(self) -> tuple[str, str]:
-        """``(metric, mode)`` the sweep optimises, or the default for a config without a sweep section."""
-        if self.sweep is None:
-            return keys.DEFAULT_METRIC, keys.DEFAULT_MODE
-        return self.sweep.metric, self.sweep.mode
+        """``(metric, mode)`` the sweep optimises; without a sweep section, what a run ranks its checkpoints by:
+        ``eval/accuracy`` (max), or ``eval/loss`` (min) for a user's model without accuracy (a regression)."""
+        if self.sweep is not None:
+            return self.sweep.metric, self.sweep.mode
+        if self.model.class_path is not None:
+            from raycomp.config.objective import has_accuracy
+
+            if not has_accuracy(self):
+                return f"{keys.EVAL_LABEL}/{keys.LOSS}", "min"
+        return keys.DEFAULT_METRIC, keys.DEFAULT_MODE
 
     @property
     def layout(self) -> RunLayout:

@@ -8,7 +8,7 @@ import torch
 from config_files import only_problem, write
 from user_code import REGRESSION_MODULE
 
-from raycomp.config import load_experiment
+from raycomp.config import ExperimentConfig, load_experiment
 from raycomp.config.recipe import build_trainer
 from raycomp.models import ClassifierModel, RaycompModel
 
@@ -84,3 +84,16 @@ def test_a_classifier_counts_accuracy_and_anything_else_has_none():
     assert model.num_correct(logits[:, 0], (logits, labels.float())) is None  # a regression: float targets
     assert model.num_correct(logits, (logits, labels.float())) is None
     assert model.num_correct(logits, {"inputs": logits}) is None  # a batch without labels
+
+
+def test_a_run_without_a_sweep_ranks_a_regressions_checkpoints_by_its_loss(tmp_path, regression):
+    """No sweep section: the objective (best checkpoint, MLflow's page) is eval/accuracy for a classifier and
+    eval/loss (min) for a model without accuracy, from the preflight's workload or built when none ran."""
+    unswept = REGRESSION.split("sweep:")[0]
+    assert load_experiment(write(tmp_path, unswept)).objective == ("eval/loss", "min")
+    data = {"class_path": "my_project.regression.sums", "init_args": {"features": 4}}  # not the preflight's data
+    fresh = ExperimentConfig.from_dict({"model": {"class_path": "my_project.regression.SumRegression"}, "data": data})
+    assert fresh.objective == ("eval/loss", "min")  # no preflight ran for this data: its workload is built
+    classifier = {"model": {"class_path": "my_project.regression.three_classes"},
+                  "data": {"class_path": "my_project.regression.labelled"}}  # fmt: skip
+    assert ExperimentConfig.from_dict(classifier).objective == ("eval/accuracy", "max")
