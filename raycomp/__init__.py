@@ -1,7 +1,8 @@
 """raycomp: a Composer-style training core (Engine, Events, State, Algorithms) for Ray Train, Tune and MLflow.
 
 ``from raycomp import Trainer, Event, ...`` works as in Composer, but nothing is imported until a name is
-used: ``import raycomp.core`` must not load the Trainer, and a CLI must not pay for torch before it has to.
+used (PEP 562): ``import raycomp.core`` must not load the Trainer, and ``import raycomp`` imports no torch,
+so a CLI that refuses its arguments answers before torch's seconds-long import.
 """
 
 from __future__ import annotations
@@ -9,14 +10,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-# First, before torch's seconds-long import: Ctrl-C in a raycomp command is one line (base/interrupts.py).
+# First, before torch's import: Ctrl-C in a raycomp command is one line (base/interrupts.py).
 from raycomp.base.interrupts import quiet_interrupts
+from raycomp.base.torchvision_shim import prepare_torchvision_before_its_import
 
 quiet_interrupts()
-
-from raycomp.base.torchvision_shim import prepare_torchvision  # noqa: E402
-
-prepare_torchvision()  # before anything imports torchvision (torchmetrics does): see base/torchvision_shim.py
+# Standard library only: the first import of torchvision, by anyone (torchmetrics does), is prepared for the CPU torch.
+prepare_torchvision_before_its_import()
 
 if TYPE_CHECKING:
     from raycomp.core import Algorithm, Callback, Engine, Event, State, Time, Timestamp, TimeUnit

@@ -64,3 +64,21 @@ def test_the_core_orders_algorithms_without_importing_any():
     result = subprocess.run([sys.executable, "-c", NO_ALGORITHMS], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+LAZY_PACKAGE = """
+import sys
+import raycomp
+assert "torch" not in sys.modules, "import raycomp imported torch"
+from raycomp import Event, Trainer  # the facade's names import their homes (and torch) when first used
+assert Trainer.__module__ == "raycomp.loop.trainer" and Event.AFTER_LOSS.is_after_event
+import torchvision.transforms.v2  # prepared for the CPU torch by the hook `import raycomp` added
+print("ok")
+"""
+
+
+@pytest.mark.spawns
+def test_import_raycomp_imports_no_torch_until_a_name_needs_it():
+    result = subprocess.run([sys.executable, "-c", LAZY_PACKAGE], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "ok"
