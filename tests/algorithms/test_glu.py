@@ -65,10 +65,13 @@ def test_new_layers_keep_the_replaced_layers_scale():
     assert new_std == pytest.approx(proj_std, rel=0.15) and not model.module.blocks[0].mlp.proj.bias.any()
 
 
+@pytest.mark.measured
 def test_a_gated_model_trains():
     trainer = lm_trainer(None, [GatedLinearUnits()], max_duration="30ba")
     first = trainer.evaluate()["eval/loss"]
     trainer.fit()
+    # The drop was 1.60-1.65 over seeds 0-4 x kernels default, AVX2, AVX-512 (issue 29; sd 0.017, kernels 1e-6):
+    # the bound 1.0 is 36 sd below seed 0's 1.62.
     assert trainer.evaluate()["eval/loss"] < first - 1.0  # the counting pattern is learnt
     assert isinstance(trainer.state.model.module.blocks[1].mlp.fc, GatedProjection)
 

@@ -95,8 +95,11 @@ def step_size(precision="fp32", grad_accum=1, algorithms=()):
 
 
 @pytest.mark.parametrize(("precision", "grad_accum"), [("fp32", 1), ("fp32", 2), ("amp_fp16", 1)])
+@pytest.mark.measured
 def test_in_the_trainer_the_step_uses_the_clipped_gradient(precision, grad_accum):
     unclipped, _ = step_size(precision, grad_accum)
+    # Unclipped 0.87-1.60 over seeds 0-4 x kernels default, AVX2, AVX-512 (issue 29; sd 0.29, seed 0 1.35-1.37:
+    # 4 sd above 0.1); the clipped step was within 2e-6 of 0.01 (rel=1e-3 is 500 times that).
     assert unclipped > 0.1
     clipped, trainer = step_size(precision, grad_accum, [GradientClipping("norm", 0.01)])
     # under fp16 the Trainer unscales before AFTER_TRAIN_BATCH: clipping the scaled gradients

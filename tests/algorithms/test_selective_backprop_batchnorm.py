@@ -128,6 +128,7 @@ def recomputation_gap(case: Case, scale_factor: float | None, seed: int, recompu
     return 100 * (accuracy(recomputed, eval_loader) - trainer.state.eval_metrics["eval/accuracy"])
 
 
+@pytest.mark.measured
 @pytest.mark.parametrize("name", CASES)
 def test_with_and_without_sb_the_evaluation_scores_what_recomputed_statistics_score(name):
     gaps = {scale_factor: recomputation_gap(CASES[name], scale_factor, seed=0) for scale_factor in (None, 1.0, 0.5)}

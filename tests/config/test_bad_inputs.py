@@ -27,11 +27,14 @@ def _billion_laughs(levels: int) -> str:
     return text
 
 
+@pytest.mark.measured
 def test_h3_yaml_aliases_are_refused_at_once_not_expanded(tmp_path):
     path = write(tmp_path, _billion_laughs(8))  # 9**9 leaves if expanded: hung for hours, then OOM
     started = time.perf_counter()
     assert only_problem(path) == f"{path}:2: YAML aliases (*a) are not supported: write the value out in full"
-    assert time.perf_counter() - started < 2
+    # Not a speed test (issue 29): refused in 0.001-0.02 s at load 5, against hours expanded; 30 s tells the two
+    # apart on any machine, however busy.
+    assert time.perf_counter() - started < 30
     merge = write(tmp_path, "base: &b {lr: 0.1}\noptimizer:\n  <<: *b\n", "merge.yaml")
     assert only_problem(merge) == f"{merge}:3: YAML aliases (*b) are not supported: write the value out in full"
     assert problems(write(tmp_path, "seed: 1\n", "ok.yaml"), "optimizer={lr: &x 0.1, weight_decay: *x}") == [
@@ -60,6 +63,7 @@ def test_l1_non_utf8_bytes_name_the_line_and_byte(tmp_path):
     assert load_experiment(bom).name == "bom"
 
 
+@pytest.mark.measured
 def test_l6_file_over_1_mb_is_refused_before_parsing(tmp_path):
     path = tmp_path / "huge.yaml"
     path.write_text("name: big\n" + "# padding\n" * 500_000)  # 5 MB of comments: 70 s to parse before the cap
@@ -68,17 +72,19 @@ def test_l6_file_over_1_mb_is_refused_before_parsing(tmp_path):
         f"{path}: the file is 5.0 MB; an experiment file is at most 1 MB "
         "(experiments are a few kilobytes: is this the right file?)"
     )
-    assert time.perf_counter() - started < 1
+    # Not a speed test (issue 29): refused in under 1 ms at load 5, against 70 s parsed; 10 s tells the two apart
+    # on a busy machine and on a CPU twice as fast.
+    assert time.perf_counter() - started < 10
 
 
 def test_l6_sweep_domains_hold_at_most_1000_values(tmp_path):
     path = write(tmp_path, TINY + f"sweep:\n  space:\n    {SB}.keep: {{choice: [{', '.join(['0.5'] * 1001)}]}}\n")
-    started = time.perf_counter()
+    # Its time is not checked (issue 29): 0.03-0.2 s refused, and 1001 values validated without the cap take about
+    # 0.4 s, so a bound in seconds told nothing apart and only failed a busy machine. The message is the check.
     assert only_problem(path) == (
         f"{path}:5: sweep.space.{SB}.keep.choice: lists 1001 values; a domain holds at most 1000 "
         "(use uniform or randint for a range)"
     )
-    assert time.perf_counter() - started < 2
 
 
 def test_l8_empty_file_is_refused(tmp_path):

@@ -64,6 +64,7 @@ def test_bad_arguments() -> None:
         SyntheticCIFAR(10, label_noise=1.5)
 
 
+@pytest.mark.measured
 def test_is_learnable_and_hard_examples_have_higher_loss() -> None:
     # A short real training run: easy examples should be learned, hard/noisy ones left with high loss.
     torch.manual_seed(0)
@@ -79,7 +80,11 @@ def test_is_learnable_and_hard_examples_have_higher_loss() -> None:
     with torch.no_grad():
         accuracy = (model(test.images).argmax(1) == test.targets).float().mean().item()
         losses = F.cross_entropy(model(train.images), train.targets, reduction="none")
+    # Bounds against seeds 0-9 x kernels default/SSE4.1, AVX2, AVX-512 (issue 29), each at least 3 sd (over all 30
+    # runs) from seed 0's value: accuracy 0.804-0.920 (sd 0.035; seed 0 0.822, 3.5 sd above 0.7); hard/easy loss
+    # 4.9-7.5 (sd 0.83; seed 0 5.76); noisy/hard 2.50-4.06 (sd 0.42; seed 0 2.50, the lowest: 1.5 was 2.4 sd
+    # away, so 1.2). Kernels moved each by < 0.03.
     assert accuracy > 0.7
     easy = ~train.is_hard & ~train.is_noisy
     assert losses[train.is_hard].mean() > 1.5 * losses[easy].mean()
-    assert losses[train.is_noisy].mean() > 1.5 * losses[train.is_hard].mean()
+    assert losses[train.is_noisy].mean() > 1.2 * losses[train.is_hard].mean()

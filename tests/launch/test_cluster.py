@@ -38,6 +38,7 @@ def plain_config(tmp_path, name: str, workers: int, batch_size: int) -> Experime
     )
 
 
+@pytest.mark.measured
 def test_two_workers_follow_one_process_at_the_same_global_batch(tmp_path, local_ray):
     """Ray Train's worker group (sharding, DDP's averaged gradients, rank 0's reports) against the same recipe
     trained in this process: tests/test_trainer_ddp.py checks the Trainer's DDP alone, without Ray."""
@@ -60,6 +61,8 @@ def test_two_workers_follow_one_process_at_the_same_global_batch(tmp_path, local
     assert [m["step"] for m in single] == [m["step"] for m in double] == [2, 4, 6]
     assert [m["samples"] for m in single] == [m["samples"] for m in double] == [128, 256, 384]
     assert double[-1]["workers"] == 2
+    # Two workers against one process: losses 5e-8 to 1.6e-7 apart, accuracies equal, over seeds 0-2 x kernels
+    # default, AVX2, AVX-512 in the workers too (issue 29); rel=1e-4 is 600 times the largest, 1/128 one image.
     for one, two in zip(single, double, strict=True):
         assert two["train/loss"] == pytest.approx(one["train/loss"], rel=1e-4)
         assert two["eval/loss"] == pytest.approx(one["eval/loss"], rel=1e-4)
@@ -181,7 +184,10 @@ def test_d1_sigterm_to_the_whole_process_group_ends_a_sweep_as_ctrl_c_does(tmp_p
     began = time.monotonic()
     code = group_signalled(process, signal.SIGTERM)
     output = log.read_text()
-    assert code == 130 and time.monotonic() - began < 45, output[-3000:]
+    # How long it took is printed, not bounded (issue 29): the defect was exit 1 after a 60 s hang without the GCS,
+    # which exit 130 and the --resume line below tell apart; a bound in seconds failed only busy machines.
+    print(f"SIGTERM -> exit {code}: {time.monotonic() - began:.1f} s")
+    assert code == 130, output[-3000:]
     assert f"python -m raycomp.tune {path} --no-report --resume" in output and "Traceback" not in output
     statuses = run_statuses(tmp_path)
     assert statuses and "RUNNING" not in statuses, statuses

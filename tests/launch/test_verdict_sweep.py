@@ -19,11 +19,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 TESTS = Path(__file__).parents[1]
 
 
+@pytest.mark.measured
 def test_planted_slowdown_is_slower_and_the_control_shows_no_evidence(tmp_path):
     experiment = {
         "name": "planted",

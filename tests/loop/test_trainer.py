@@ -202,6 +202,7 @@ def test_bf16_autocast_on_cpu():
         Trainer(tiny_model(), tiny_loader(), "1ep", precision="fp8")
 
 
+@pytest.mark.measured
 def test_after_train_batch_sees_unscaled_gradients_under_fp16():
     """The GradScaler's factor is divided out before AFTER_TRAIN_BATCH, so algorithms there (GradientClipping)
     see the gradients fp32 would give, not ones 2**16 times larger."""
@@ -225,6 +226,8 @@ def test_after_train_batch_sees_unscaled_gradients_under_fp16():
             device="cpu",
             seed=0,
         ).fit()
+    # fp16 against fp32: 2e-5 to 3.6e-4 apart over seeds 0-4 x kernels default, AVX2, AVX-512 (issue 29); rel=0.05 is
+    # 140 times the largest (and 2**16 times off, the defect, is far outside it).
     assert norms["amp_fp16"] == pytest.approx(norms["fp32"], rel=0.05)
 
 

@@ -39,12 +39,15 @@ def fit(compile, with_sb):
 
 
 @pytest.mark.slow
+@pytest.mark.measured
 @pytest.mark.parametrize("with_sb", [False, True], ids=["baseline", "selective_backprop"])
 def test_compiled_steps_reach_the_eager_losses(with_sb):
     torch._dynamo.reset()
     _, eager = fit(False, with_sb)
     with torch._inductor.config.patch(fallback_random=True):
         compiled_trainer, compiled = fit(True, with_sb)
+    # Compiled against eager: at most 1.6e-7 (baseline) and 2.8e-7 (SB) apart over seeds 0-2 x kernels default,
+    # AVX2, AVX-512 (issue 29), each with an inductor cache of its own; rel=1e-4 is 350 times the largest.
     assert compiled == pytest.approx(eager, rel=1e-4), (eager, compiled)
     assert isinstance(compiled_trainer.train_model, torch._dynamo.eval_frame.OptimizedModule)
     if with_sb:  # the selection pass runs compiled too, and prunes to int(keep * N) = 8 of 16

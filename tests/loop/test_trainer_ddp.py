@@ -64,6 +64,7 @@ def spawn(tmp_path, stop=False):
 
 
 @pytest.mark.spawns
+@pytest.mark.measured
 def test_two_ranks_match_one_process_with_the_global_batch(tmp_path):
     ranks = spawn(tmp_path)
     assert [r["ddp"] for r in ranks] == ["DistributedDataParallel"] * 2
@@ -73,9 +74,13 @@ def test_two_ranks_match_one_process_with_the_global_batch(tmp_path):
         dataset, batch_size=16, sampler=DistributedSampler(dataset, num_replicas=1, rank=0, shuffle=True, seed=0)
     )
     Trainer(single_model, single_loader, "2ep", seed=0).fit()
+    # Two means of 8 against one of 16 round differently. Over seeds 0-4 x kernels default, AVX2, AVX-512 (issue
+    # 29) the largest difference took 0.10-1.80 of rtol=1e-5, atol=1e-6 (seed 0: 0.10-0.13; seeds 1 and 3 failed
+    # under the default kernels), so the tolerance is 10 times that: at most 0.18 of it used (sd 0.05); a wrong
+    # averaging (a sum, one rank's half) is off by a factor.
     for key, value in single_model.state_dict().items():
         torch.testing.assert_close(ranks[0]["weights"][key], ranks[1]["weights"][key], rtol=0, atol=0)
-        torch.testing.assert_close(ranks[0]["weights"][key], value, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(ranks[0]["weights"][key], value, rtol=1e-4, atol=1e-5)
     assert ranks[0]["sample"] == ranks[1]["sample"] == 128  # samples counted over both ranks
     assert ranks[0]["eval"] == ranks[1]["eval"]  # eval metrics reduced over ranks
 

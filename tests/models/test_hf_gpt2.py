@@ -33,6 +33,7 @@ def test_built_from_the_config_without_downloads(transformers, monkeypatch: pyte
     assert model.module.lm_head.weight is model.module.transformer.wte.weight
 
 
+@pytest.mark.measured
 def test_logits_per_sequence_loss_and_causality(transformers) -> None:
     torch.manual_seed(0)
     model = build_model("gpt2_hf", gpt=TINY).eval()
@@ -42,12 +43,15 @@ def test_logits_per_sequence_loss_and_causality(transformers) -> None:
     assert outputs.shape == (3, 16, 256)
     per_sequence = model.loss(outputs, batch, reduction="none")
     assert per_sequence.shape == (3,)
+    # |loss - ln 256| at init was 0.004-0.027 over seeds 0-4 x kernels default, AVX2, AVX-512 (issue 29): 0.3 is
+    # over 30 sd (0.008) from seed 0's 0.017; kernels moved it by 1e-6.
     assert per_sequence.mean().item() == pytest.approx(math.log(256), abs=0.3)
     changed = batch[0].clone()
     changed[:, 9] = (changed[:, 9] + 1) % 256
     torch.testing.assert_close(model((changed, batch[1]))[:, :9], outputs[:, :9])
 
 
+@pytest.mark.measured
 def test_a_few_steps_reduce_the_loss_on_a_repeated_batch(transformers) -> None:
     torch.manual_seed(0)
     model = build_model("gpt2_hf", gpt=TINY)
@@ -61,6 +65,8 @@ def test_a_few_steps_reduce_the_loss_on_a_repeated_batch(transformers) -> None:
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
+    # The 20 steps' drop was 2.20-2.24 over seeds 0-4 x kernels default, AVX2, AVX-512 (issue 29; sd 0.017): the
+    # bound 1.0 is 70 sd below seed 0's 2.21.
     assert losses[-1] < losses[0] - 1.0
 
 

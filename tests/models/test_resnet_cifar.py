@@ -33,6 +33,7 @@ def test_bad_depth_is_rejected(depth: int) -> None:
         resnet_cifar(depth)
 
 
+@pytest.mark.measured
 def test_resnet20_trains_a_step() -> None:
     torch.manual_seed(0)
     model = resnet20(num_classes=3)
@@ -45,4 +46,6 @@ def test_resnet20_trains_a_step() -> None:
         loss.backward()
         opt.step()
         losses.append(loss.item())
+    # The 5 steps' drop was 0.97-1.50 over seeds 0-4 x kernels default, AVX2, AVX-512 (issue 29; sd 0.20, kernels
+    # < 0.001): seed 0's 1.01 is 5 sd above the bound 0.
     assert losses[-1] < losses[0]

@@ -27,7 +27,7 @@ from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import run_in_process
 from raycomp.loop.checkpoint import KeptCheckpoints
 from raycomp.tracking import MlflowCallback, train_run
-from raycomp.tracking.client import PROBE_TIMEOUT_S, BatchedClient
+from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.search import quoted, tag_filter
 from raycomp.tracking.store import health_url, open_experiment
@@ -108,6 +108,7 @@ def hung_server() -> Iterator[str]:
         yield f"http://127.0.0.1:{listener.getsockname()[1]}"
 
 
+@pytest.mark.measured
 def test_m5_a_hung_server_costs_one_short_probe_per_report_not_each_sends_timeout(monkeypatch):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "3")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
@@ -123,8 +124,10 @@ def test_m5_a_hung_server_costs_one_short_probe_per_report_not_each_sends_timeou
             assert not client.set_tags({"raycomp.loop.checkpoint.latest": "x"})
             assert not client.log_table(["a"], [[1]], "traces.json")
         later = time.monotonic() - began
+    # Bounds against a busy machine (issue 29): first 3.04-3.09 s, its own 3 s timeout (a floor load cannot lower);
+    # later 2.01-2.05 s at load 4-5, one probe of PROBE_TIMEOUT_S (2 s), against 18 s without it: 9 s, half of that.
     assert first >= 2.5, first
-    assert later < 2 * PROBE_TIMEOUT_S + 1, later  # one probe (then trusted); without it 6 sends x 3 s
+    assert later < 9, later  # one probe (then trusted); without it 6 sends x 3 s
     assert client.failures == 7 and len(client._points) == 1  # counted, and the point is still buffered
 
 

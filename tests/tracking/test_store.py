@@ -159,7 +159,10 @@ def test_d13_a_live_server_slow_to_answer_its_first_call_is_waited_for(tmp_path,
     assert MlflowClient(shared_mlflow_server.uri).get_experiment(experiment_id).name == "slow-first"
 
 
+@pytest.mark.measured
 def test_d13_nothing_listening_or_a_silent_server_is_still_refused_within_the_probes_seconds(tmp_path):
+    # Bounds against a busy machine (issue 29): refused in 0.01-0.03 s at load 4-5 (PROBE_S, 5 s, is 200 times
+    # that); the silent server in 5.02-5.14 s, one probe, against the 30 s a live server gets: 3 * PROBE_S, halfway.
     began = time.monotonic()
     with pytest.raises(TrackingUnavailable, match="not reachable"):
         open_experiment(config(tmp_path, tracking_uri=f"http://127.0.0.1:{free_port()}"))
@@ -170,4 +173,4 @@ def test_d13_nothing_listening_or_a_silent_server_is_still_refused_within_the_pr
         began = time.monotonic()
         with pytest.raises(TrackingUnavailable, match=f"its /health gave no answer in {PROBE_S} s"):
             open_experiment(config(tmp_path, tracking_uri=f"http://127.0.0.1:{listener.getsockname()[1]}"))
-        assert time.monotonic() - began < PROBE_S + 3  # one probe, not the 30 s a live server gets
+        assert time.monotonic() - began < 3 * PROBE_S  # one probe, not the 30 s a live server gets
