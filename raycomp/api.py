@@ -6,6 +6,9 @@ instead of import paths: they are pickled by value and shipped to every trial (`
 function defined in a notebook works. ``model_args``/``data_args`` are their ``init_args``. The experiment
 is a YAML path or a mapping; ``overrides`` are ``--set`` items.
 
+``find("experiments/find_cnn.yaml")`` runs a recipe search as ``python -m raycomp.find`` does (docs/find.md) and
+returns its exit code and folder (``find.json``, ``recipe.yaml``).
+
 The callables travel in the environment of the Ray this starts (or joins by ``address``): a Ray already
 started in this process by other code never sees them; name importable callables by ``class_path`` then.
 """
@@ -78,6 +81,53 @@ def sweep(
     )
     code = guarded_sweep(config, args)
     return SweepResult(code, config.layout.local_dir)
+
+
+@dataclasses.dataclass(frozen=True)
+class FindResult:
+    """What a find left: its exit code (0: answered, recipe or not) and its folder (find.json, recipe.yaml)."""
+
+    exit_code: int
+    folder: Path
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        """find.json: the headline, the recommended ``algorithms`` (None when none is), each candidate's path."""
+        return json.loads((self.folder / "find.json").read_text())
+
+    @property
+    def recipe_yaml(self) -> Path | None:
+        path = self.folder / "recipe.yaml"
+        return path if path.is_file() else None
+
+
+def find(
+    experiment: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    overrides: Sequence[str] = (),
+    address: str | None = None,
+    resume: bool = False,
+) -> FindResult:
+    """Runs ``experiment``'s find, as ``python -m raycomp.find`` does (docs/find.md): which speed-up recipe to use
+    on its model. A bad config, or a find section that cannot be searched, raises ``ConfigError`` before Ray."""
+    from raycomp.cli.find import find_problems, guarded_find
+    from raycomp.config.preflight import preflight_problems
+    from raycomp.config.user_code import user_code_on_path
+
+    user_code_on_path()
+    if isinstance(experiment, Mapping):
+        source = "<python>"
+        config = ExperimentConfig.from_dict(experiment, source=source).with_overrides(_flat(overrides))
+        problems = preflight_problems(config)
+    else:
+        source = os.fspath(experiment)
+        config, problems = load_experiment(source, list(overrides)), []
+    plan, left_out, found = find_problems(config)
+    problems += found
+    if plan is None or problems:
+        raise ConfigError([f"{source}: {'.'.join(map(str, path))}: {message}" for path, message in problems])
+    args = argparse.Namespace(experiment=source, overrides=list(overrides), resume=resume, address=address)
+    return FindResult(guarded_find(config, args, plan, left_out), config.layout.local_dir)
 
 
 def _flat(items: Sequence[str]) -> dict[str, Any]:

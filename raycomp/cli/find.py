@@ -44,17 +44,24 @@ def main(argv: list[str] | None = None) -> int:
     return exit_code_of(lambda: guarded_find(config, args, plan, left_out))
 
 
-def plan_or_exit(config: ExperimentConfig, source: str) -> tuple[FindPlan, dict[str, str]]:
-    """The race's plan: the methods that can run on this model; a problem at its file:line:key exits with 2."""
+def find_problems(config: ExperimentConfig) -> tuple[FindPlan | None, dict[str, str], list[Problem]]:
+    """The race's plan (the methods that can run on this model, with why the others were left out), or the
+    problems that keep the experiment from being searched."""
     problems: list[Problem] = []
     if config.find is None:
         problems.append(((), "has no find section: add one (find: {methods: auto}, docs/find.md)"))
     if config.sweep is not None:
         problems.append((("sweep",), "a find runs its own rounds of trials: remove the sweep section"))
-    candidates, left_out = (), {}
-    if not problems:
-        candidates, left_out, problems = find_candidates(config)
     if problems:
+        return None, {}, problems
+    candidates, left_out, problems = find_candidates(config)
+    return (None if problems else find_plan(config, candidates)), left_out, problems
+
+
+def plan_or_exit(config: ExperimentConfig, source: str) -> tuple[FindPlan, dict[str, str]]:
+    """The race's plan; each problem at its file:line:key, and exit code 2."""
+    plan, left_out, problems = find_problems(config)
+    if plan is None:
         try:
             _, lines = parse_yaml(read_text(source), source)
         except Exception:  # read once already: only the line numbers are missing then
@@ -63,7 +70,7 @@ def plan_or_exit(config: ExperimentConfig, source: str) -> tuple[FindPlan, dict[
         for line in format_problems(problems, source, {path: f"{source}:{line}" for path, line in lines.items()}):
             print(f"  {redacted(line)}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
-    return find_plan(config, candidates), left_out
+    return plan, left_out
 
 
 def guarded_find(config: ExperimentConfig, args: argparse.Namespace, plan: FindPlan, left_out: dict[str, str]) -> int:

@@ -89,7 +89,8 @@ class Candidate:
 
     @functools.cached_property
     def default(self) -> Recipe:
-        return Recipe.of(Method(self.name))
+        """What Screen runs: the method at its first setting (its defaults, or the arguments the find gave it)."""
+        return self.recipe(self.settings[0])
 
     def recipe(self, setting: Arguments) -> Recipe:
         return Recipe.of(Method(self.name, setting))

@@ -150,3 +150,8 @@ def test_candidate_combines_with_reads_both_declarations():
     assert cutmix.combines_with(mixup.default, by_name) == "mixup"
     assert mixup.combines_with(cutmix.default, by_name) == "cutmix"
     assert Candidate("ema").combines_with(mixup.default, by_name) is None
+
+
+def test_the_screen_runs_a_candidate_at_its_first_setting():
+    candidate = Candidate("selective_backprop", ((("scale_factor", 1.0),), (("keep", 0.3), ("scale_factor", 1.0))))
+    assert candidate.default.key == "selective_backprop(scale_factor=1.0)"

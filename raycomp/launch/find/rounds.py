@@ -61,8 +61,8 @@ def round_config(
 
 def arm_of(request: Request) -> Arm:
     """A request as the sweep arm that trains it: a recipe's names and arguments, or a reference."""
-    if request.recipe is None:
-        return Arm(request.variant, request.arm, {}, repeat=request.seed, budget=request.budget)
+    if request.recipe is None:  # every swept column, as a sweep's references have them (Tune's table reads them)
+        return Arm(request.variant, request.arm, {"algorithms": None}, repeat=request.seed, budget=request.budget)
     overrides: dict[str, Any] = {"algorithms": list(request.recipe.names)}
     for method in request.recipe.methods:
         overrides |= {f"algorithms.{method.name}.{arg}": value for arg, value in method.arguments}

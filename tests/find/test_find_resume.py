@@ -1,0 +1,93 @@
+"""A find killed outright mid-stage (SIGKILL to the driver's process group, its private Ray with it) and then
+`--resume`d: the round in flight is restored from its Tune folder, no finished trial trains again, every arm keeps
+one MLflow run, and the find ends with the same answer format."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from find_experiments import SHRUNK_METHOD, shrunk
+from mlflow import MlflowClient
+
+pytestmark = [pytest.mark.ray, pytest.mark.subprocess_cli]
+TIMEOUT = 400
+
+
+def start(path: Path, *flags: str) -> tuple[subprocess.Popen, Path]:
+    log = path.with_suffix(f".{time.monotonic_ns()}.log")
+    command = [sys.executable, "-m", "raycomp.find", str(path), *flags]
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            command,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True,
+        )
+    return process, log
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def trial_runs(storage: Path, name: str) -> list:
+    client = MlflowClient(f"sqlite:///{storage / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name(name)
+    if experiment is None:
+        return []
+    return client.search_runs([experiment.experiment_id], "tags.`raycomp.kind` = 'trial'", max_results=1000)
+
+
+def steps(storage: Path, run_id: str) -> int:
+    return len(MlflowClient(f"sqlite:///{storage / 'mlflow.db'}").get_metric_history(run_id, "train/loss"))
+
+
+def test_a_find_killed_mid_stage_resumes_and_trains_no_finished_trial_again(tmp_path):
+    path = shrunk(tmp_path, "killed", methods={"label_smoothing": {}, **SHRUNK_METHOD}, control=False)
+    config = path.read_text().replace("max_duration: 1ep", "max_duration: 2ep")  # a checkpoint mid-trial
+    path.write_text(config)
+    process, log = start(path)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline and process.poll() is None:
+            finished = [run for run in trial_runs(tmp_path, "killed") if run.info.status == "FINISHED"]
+            if len(finished) >= 2:
+                break
+            time.sleep(0.5)
+        assert process.poll() is None, f"the find ended before it was killed\n{log.read_text()[-3000:]}"
+    finally:
+        kill_group(process)
+    before = {
+        run.info.run_id: steps(tmp_path, run.info.run_id)
+        for run in trial_runs(tmp_path, "killed")
+        if run.info.status == "FINISHED"
+    }
+    assert 2 <= len(before) < 6  # mid-screen: the round has 6 trials (2 methods and the baseline at 2 seeds)
+
+    resumed, resumed_log = start(path, "--resume")
+    try:
+        assert resumed.wait(timeout=TIMEOUT) == 0, resumed_log.read_text()[-3000:]
+    finally:
+        kill_group(resumed)
+    out = resumed_log.read_text()
+    assert "candidates (the stage each reached, and how it ended there):" in out
+    assert "recommended: " in out or "none of the 2 methods" in out
+    runs = trial_runs(tmp_path, "killed")
+    arms = [(run.data.tags["raycomp.config_id"], run.data.tags["raycomp.repeat"]) for run in runs]
+    assert len(arms) == len(set(arms)), "an arm was trained in two runs"
+    assert {run.info.status for run in runs} == {"FINISHED"}
+    by_id = {run.info.run_id: run for run in runs}
+    for run_id, logged in before.items():  # finished before the kill: not one step trained again
+        assert steps(tmp_path, run_id) == logged
+        assert "raycomp.retrained_from_step" not in by_id[run_id].data.tags
+    assert (tmp_path / "killed" / "find.json").is_file()
