@@ -52,3 +52,24 @@ def test_a_named_method_that_cannot_run_here_is_a_problem_at_its_key():
     assert [candidate.name for candidate in candidates] == ["mixup"]
     ((path, message),) = problems
     assert path == ("find", "methods", "alibi") and message.startswith("Alibi cannot run here:")
+
+
+def test_the_find_experiments_load_with_their_candidates():
+    from pathlib import Path
+
+    from raycomp.config import load_experiment
+
+    experiments = Path(__file__).parents[2] / "experiments"
+    cnn = load_experiment(experiments / "find_cnn.yaml")
+    candidates, left_out, problems = find_candidates(cnn)
+    assert (
+        not problems and len(candidates) >= 10 and set(left_out) == {"alibi", "gated_linear_units", "fused_layernorm"}
+    )
+    lm = load_experiment(experiments / "find_lm.yaml")
+    candidates, left_out, problems = find_candidates(lm)
+    assert not problems and not left_out
+    by_name = {candidate.name: candidate for candidate in candidates}
+    assert set(by_name) == {"alibi", "gated_linear_units", "fused_layernorm", "seq_length_warmup", "selective_backprop"}
+    assert all(dict(setting)["scale_factor"] == 1.0 for setting in by_name["selective_backprop"].settings)
+    assert len(by_name["alibi"].settings) == 3  # train_sequence_length_scaling tuned
+    assert find_plan(lm, candidates).mode == "min"

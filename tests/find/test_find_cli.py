@@ -17,6 +17,8 @@ from mlflow import MlflowClient
 
 from raycomp.cli import find as find_cli
 
+EXPERIMENTS = Path(__file__).parents[2] / "experiments"
+
 
 def find_runs(storage: Path, name: str) -> tuple[Any, list[Any]]:
     client = MlflowClient(f"sqlite:///{storage / 'mlflow.db'}")
@@ -25,10 +27,28 @@ def find_runs(storage: Path, name: str) -> tuple[Any, list[Any]]:
     return parent, [run for run in runs if run.data.tags.get("raycomp.kind") == "trial"]
 
 
-def test_a_shrunk_find_on_the_cnn_answers_and_its_recipe_trains(tmp_path, local_ray, capsys, monkeypatch):
+def shrunk_find_cnn(storage: Path) -> list[str]:
+    """experiments/find_cnn.yaml shrunk by --set: tiny data, one epoch, one sure method, two seeds a stage."""
+    sets = {
+        "name": "shrunk",
+        "storage_path": str(storage),
+        "tracking.tracking_uri": f"sqlite:///{storage / 'mlflow.db'}",
+        "data.num_train": 512,
+        "data.num_test": 128,
+        "data.batch_size": 64,
+        "max_duration": "1ep",
+        "find.methods": json.dumps(SHRUNK_METHOD),
+        "find.accuracy_tolerance": 1.0,  # the tiny set's accuracy says nothing
+        "find.baseline_budgets": "[]",
+        "find.max_settings": 1,
+        **{f"find.{stage}": "[2, 2]" for stage in ("screen", "tune", "compose", "confirm")},
+    }
+    return [arg for key, value in sets.items() for arg in ("--set", f"{key}={value}")]
+
+
+def test_find_cnn_yaml_shrunk_answers_and_its_recipe_trains(tmp_path, local_ray, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    path = shrunk(tmp_path, "shrunk")
-    assert find_cli.main([str(path)]) == 0
+    assert find_cli.main([str(EXPERIMENTS / "find_cnn.yaml"), *shrunk_find_cnn(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "find: 1 candidate methods on the 'cnn' model: progressive_resizing" in out
     assert "recommended: progressive_resizing(delay_fraction=0.8,finetune_fraction=0.0,initial_scale=0.25)" in out
