@@ -1,7 +1,9 @@
 """Folders are the layers (docs/architecture.md): no module imports from a layer above its own.
 
 The layer map lives here, once. Every import counts, at module level, inside functions and under
-``TYPE_CHECKING``: a type-only import upward is still a dependency a reader has to follow.
+``TYPE_CHECKING``: a type-only import upward is still a dependency a reader has to follow. One exception, by
+name: a package's ``__main__`` module is the ``python -m raycomp.<package>`` entry point, so it belongs to the
+command lines wherever its folder is, and may hold nothing but the call of its command (checked below).
 """
 
 from __future__ import annotations
@@ -19,26 +21,24 @@ PACKAGE = Path(__file__).resolve().parents[1] / "raycomp"
 LAYERS: list[tuple[str, ...]] = [
     ("raycomp.base", "raycomp.shipped"),  # shared facts; `shipped` is a user-visible class_path root
     ("raycomp.core",),  # the vocabulary: Event, State, Algorithm, Engine, passes, Trace
-    ("raycomp.loop", "raycomp.algorithms", "raycomp.data", "raycomp.models", "raycomp.functional"),
+    ("raycomp.loop",),  # the Trainer and the model interface it drives (loop/model.py)
+    ("raycomp.algorithms", "raycomp.functional"),  # methods, run by the loop's Engine at its events
+    ("raycomp.data", "raycomp.models"),  # workloads: implement the model interface, register with surgeries
     ("raycomp.config",),  # the schema, the sweep spec and the recipe (config -> Trainer)
     ("raycomp.results", "raycomp.find"),  # summaries, verdicts, results files; a find's decisions (pure, on verdicts)
     ("raycomp.tracking",),  # MLflow
     ("raycomp.report",),  # figures and the page
     ("raycomp.launch",),  # Ray
-    # the command lines and the entry points that name them (`python -m raycomp.tune`, the package's facade)
-    (
-        "raycomp.cli",
-        "raycomp.api",
-        "raycomp.tune",
-        "raycomp.train",
-        "raycomp.report.__main__",
-        "raycomp.find.__main__",
-        "raycomp",
-    ),
+    # the command lines and the entry points that name them (`python -m raycomp.tune`, the package's facade);
+    # every package's `__main__` (`python -m raycomp.report`, `raycomp.find`) belongs here too: see layer_of
+    ("raycomp.cli", "raycomp.api", "raycomp.tune", "raycomp.train", "raycomp"),
 ]
+COMMAND_LINES = len(LAYERS) - 1
 
 
 def layer_of(module: str) -> int:
+    if module.endswith(".__main__"):
+        return COMMAND_LINES
     best, found = -1, None
     for index, prefixes in enumerate(LAYERS):
         for prefix in prefixes:
@@ -84,9 +84,26 @@ def test_no_module_imports_from_a_layer_above_its_own():
     assert not upward, "\n".join(upward)
 
 
+def test_main_modules_only_call_their_command():
+    """A ``__main__`` sits in its package's folder but belongs to the command lines: it may import the standard
+    library and ``raycomp.cli`` only, so nothing but the shim itself escapes its folder's layer."""
+    shims = sorted(PACKAGE.rglob("__main__.py"))
+    assert shims, "no __main__ shim found"
+    for path in shims:
+        imported = imported_modules(path)
+        assert imported and all(name.startswith("raycomp.cli.") for name in imported), f"{path}: {imported}"
+
+
 def test_every_module_is_in_a_layer():
     for path in PACKAGE.rglob("*.py"):
         layer_of(module_name(path))
+
+
+def test_the_loop_algorithms_and_workloads_are_layers_in_design_md_s_order():
+    """loop < algorithms < data/models: the Trainer knows no method and no workload, a method no workload."""
+    assert layer_of("raycomp.loop.trainer") < layer_of("raycomp.algorithms.glu") < layer_of("raycomp.models.gpt")
+    assert layer_of("raycomp.data.loaders") == layer_of("raycomp.models.gpt")
+    assert layer_of("raycomp.functional") == layer_of("raycomp.algorithms")
 
 
 def test_the_walker_sees_an_upward_import(tmp_path):

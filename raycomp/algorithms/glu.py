@@ -11,8 +11,9 @@ The new layers are freshly initialised (normal, with the standard deviation of t
 biases), so the model's output changes: apply it before training, as the Algorithm does on INIT. Optimizers
 built before the surgery are given the new Parameters in place of the old ones.
 
-MLPs found: raycomp's GPT ``MLP`` (``fc``, ``act``, ``proj``) and Hugging Face's ``GPT2MLP`` (``c_fc``,
-``act``, ``c_proj``).
+MLPs found: those a model registers with ``register_mlp`` (raycomp's GPT ``MLP``: ``fc``, ``act``, ``proj``;
+``raycomp.models.gpt`` registers it, so this surgery imports no model and a user's MLP is found the same way) and
+Hugging Face's ``GPT2MLP`` (``c_fc``, ``act``, ``c_proj``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from raycomp.algorithms.warnings import NoEffectWarning
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
-from raycomp.models.gpt import MLP
 
 Activation = Literal["gelu", "silu", "relu"]
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"gelu": nn.GELU, "silu": nn.SiLU, "relu": nn.ReLU}
@@ -56,9 +56,21 @@ def gated_width(hidden: int, width_ratio: float = 2 / 3, multiple_of: int = 8) -
     return max(multiple_of, round(width_ratio * hidden / multiple_of) * multiple_of)
 
 
+# (MLP class, input projection, activation, output projection), as models register them
+_REGISTERED_MLPS: list[tuple[type[nn.Module], str, str, str]] = []
+
+
+def register_mlp(mlp_class: type[nn.Module], fc: str = "fc", act: str = "act", proj: str = "proj") -> None:
+    """Lets GatedLinearUnits gate ``mlp_class``, an MLP computing ``proj(act(fc(x)))``: ``fc`` and ``proj`` name its
+    ``nn.Linear`` layers, ``act`` its activation module. Registering a class twice changes nothing."""
+    layout = (mlp_class, fc, act, proj)
+    if layout not in _REGISTERED_MLPS:
+        _REGISTERED_MLPS.append(layout)
+
+
 def _layouts() -> list[tuple[type[nn.Module], str, str, str]]:
     """(MLP class, input projection, activation, output projection) of the MLPs this surgery knows."""
-    layouts: list[tuple[type[nn.Module], str, str, str]] = [(MLP, "fc", "act", "proj")]
+    layouts = list(_REGISTERED_MLPS)
     gpt2 = sys.modules.get("transformers.models.gpt2.modeling_gpt2")  # only if the model could be one
     if gpt2 is not None:
         layouts.append((gpt2.GPT2MLP, "c_fc", "act", "c_proj"))

@@ -110,7 +110,7 @@ def _model(config: ExperimentConfig) -> RaycompModel:
     except Exception as error:
         raise WorkloadProblem(call_problem("model", target, section.class_path, section.init_args, error)) from None
     try:
-        return as_raycomp_model(built, section.class_path)
+        return as_raycomp_model(built, f"{section.class_path} returned")
     except TypeError as error:
         raise WorkloadProblem((("model", "class_path"), str(error))) from None
 

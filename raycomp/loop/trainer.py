@@ -50,8 +50,8 @@ from raycomp.loop.distributed import (
     wrap_in_ddp,
 )
 from raycomp.loop.evaluation import evaluate_all
+from raycomp.loop.model import RaycompModel
 from raycomp.loop.rng import seed_all, set_rng_state
-from raycomp.models.base import RaycompModel
 
 
 class Trainer:

@@ -14,7 +14,7 @@ from typing import Any
 
 from torch import nn
 
-from raycomp.models.base import ClassifierModel, RaycompModel
+from raycomp.loop.model import ClassifierModel, RaycompModel, as_raycomp_model
 from raycomp.models.cnn import SmallCNN
 from raycomp.models.gpt import GPT, GPTConfig
 from raycomp.models.language import LanguageModel
@@ -52,21 +52,12 @@ def build_model(name: str, num_classes: int = 10, *, gpt: GPTConfig | None = Non
     raise ValueError(f"unknown model {name!r}; valid names are {', '.join(MODEL_NAMES)}")
 
 
-def as_raycomp_model(module: object, class_path: str) -> RaycompModel:
-    """What a user's model callable returned, ready to train: a ``RaycompModel`` as it is, any other
-    ``nn.Module`` as a cross-entropy classifier of its logits; a ``TypeError`` for anything else."""
-    if isinstance(module, RaycompModel):
-        return module
-    if isinstance(module, nn.Module):
-        return ClassifierModel(module)
-    raise TypeError(f"{class_path} returned a {type(module).__name__}, not a torch nn.Module")
-
-
 def build_user_model(class_path: str, init_args: Mapping[str, Any]) -> RaycompModel:
-    """The model ``class_path`` names, called with ``init_args`` (``model.class_path``; see ``as_raycomp_model``)."""
+    """The model ``class_path`` names, called with ``init_args`` (``model.class_path``): a plain module becomes a
+    classifier (``as_raycomp_model``)."""
     from raycomp.base.import_path import import_callable
 
-    return as_raycomp_model(import_callable(class_path)(**init_args), class_path)
+    return as_raycomp_model(import_callable(class_path)(**init_args), f"{class_path} returned")
 
 
 __all__ = [

@@ -1,7 +1,8 @@
 """A small GPT defined in raycomp: byte-level language modelling that trains in minutes on 2 CPU cores.
 
 Its structure is an interface: model surgery (ALiBi, GatedLinearUnits, FusedLayerNorm) finds and replaces
-these attributes by name, so they are kept stable::
+these attributes by name, so they are kept stable. The GPT registers its classes with the surgeries that need
+them (``register_alibi_model``, ``register_mlp``), as a user's model can: the surgeries import no model::
 
     GPT
       config: GPTConfig            vocab_size, seq_len, d_model, n_layers, n_heads, dropout, tie_weights
@@ -42,6 +43,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from raycomp.algorithms.alibi import register_alibi_model
+from raycomp.algorithms.glu import register_mlp
 
 
 @dataclass(frozen=True)
@@ -178,3 +182,7 @@ class GPT(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.lm_head(self.ln_f(x))
+
+
+register_alibi_model(GPT, CausalSelfAttention)
+register_mlp(MLP, fc="fc", act="act", proj="proj")

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from raycomp.models.base import Batch, RaycompModel
+from raycomp.loop.model import Batch, RaycompModel
 
 if TYPE_CHECKING:
     from torchmetrics import Metric

@@ -3,40 +3,19 @@
 A plain ``nn.Module`` is trained by cross-entropy on its logits: a ``(batch, classes)`` float tensor, or a dict or
 object holding one as ``logits`` (Hugging Face models return such an object; many others a dict). The preflight
 checks one real batch's output with ``classifier_output_problem`` before any run, so a wrong class count or shape
-is one config line rather than every trial's traceback.
+is one config line rather than every trial's traceback. ``logits_of`` and ``described`` are the loop's
+(``raycomp.loop.model``: ``ClassifierModel`` reads its logits with them), kept importable here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import torch
 
+from raycomp.loop.model import described, logits_of
 
-def logits_of(outputs: Any) -> torch.Tensor:
-    """The logits in a classifier's ``outputs``: the tensor itself, ``outputs["logits"]`` or ``outputs.logits``."""
-    if isinstance(outputs, torch.Tensor):
-        return outputs
-    logits = outputs.get("logits") if isinstance(outputs, Mapping) else getattr(outputs, "logits", None)
-    if isinstance(logits, torch.Tensor):
-        return logits
-    raise TypeError(
-        f"the model returned {described(outputs)}; a classifier returns a (batch, classes) tensor of logits, or a "
-        "dict or object holding one as 'logits' (for other outputs, subclass raycomp.models.RaycompModel with a loss)"
-    )
-
-
-def described(value: Any) -> str:
-    """``a 2-D float32 tensor of shape (2, 3)``, ``a dict with keys 'loss', 'x'``, ``a tuple of 2``: for messages."""
-    if isinstance(value, torch.Tensor):
-        dtype = str(value.dtype).removeprefix("torch.")
-        return f"a {value.dim()}-D {dtype} tensor of shape {tuple(value.shape)}"
-    if isinstance(value, Mapping):
-        return f"a {type(value).__name__} with keys {', '.join(repr(key) for key in list(value)[:5])}"
-    if isinstance(value, tuple | list):
-        return f"a {type(value).__name__} of {len(value)}"
-    return f"a {type(value).__name__}"
+__all__ = ["classifier_output_problem", "described", "logits_of"]
 
 
 def classifier_output_problem(logits: torch.Tensor, targets: Any, num_classes: int | None = None) -> str | None:

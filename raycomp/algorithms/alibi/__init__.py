@@ -1,9 +1,10 @@
 """ALiBi (Press et al. 2022; Composer's ``Alibi``): position by attention bias, so sequences can outgrow training.
 
 ``apply_alibi`` removes the learned position embedding and makes every causal self-attention add ALiBi's
-bias (``raycomp.algorithms.alibi.bias``) to its scores: on raycomp's GPT by setting ``wpe = None`` and each
-``CausalSelfAttention.position_bias``; on Hugging Face GPT-2 (when transformers is installed) as in
-``gpt2_alibi``. The model then accepts sequences of any length; ``max_sequence_length`` is recorded as the
+bias (``raycomp.algorithms.alibi.bias``) to its scores: on a model registered with ``register_alibi_model``
+(raycomp's GPT, which ``raycomp.models.gpt`` registers, so this surgery imports no model) by setting its
+``wpe = None`` and each attention's ``position_bias``; on Hugging Face GPT-2 (when transformers is installed) as
+in ``gpt2_alibi``. The model then accepts sequences of any length; ``max_sequence_length`` is recorded as the
 model's ``max_seq_len`` (GPT) or the size of its zeroed position table (GPT-2).
 
 The ``Alibi`` algorithm does the surgery on INIT and, as Composer's, trains on shorter sequences: on
@@ -33,9 +34,25 @@ from raycomp.core.algorithm import Algorithm, Inapplicable
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
-from raycomp.models.gpt import GPT, CausalSelfAttention
 
-__all__ = ["ALiBiBias", "Alibi", "alibi_bias", "alibi_slopes", "apply_alibi"]
+__all__ = ["ALiBiBias", "Alibi", "alibi_bias", "alibi_slopes", "apply_alibi", "register_alibi_model"]
+
+# Models (with learned positions) and their attentions (with a position_bias hook), as the models register them
+_REGISTERED_MODELS: list[type[nn.Module]] = []
+_REGISTERED_ATTENTIONS: list[type[nn.Module]] = []
+
+
+def register_alibi_model(model_class: type[nn.Module], attention_class: type[nn.Module]) -> None:
+    """Lets ALiBi change ``model_class`` and its ``attention_class`` (raycomp's GPT: ``raycomp.models.gpt``).
+
+    The model has ``wpe``, its learned position embedding (an ``nn.Embedding``; ALiBi sets it to None), and
+    ``max_seq_len``, the longest input it accepts while ``wpe`` is set. The attention has ``n_heads`` and a
+    ``position_bias`` (None until ALiBi sets it) that it calls as ``position_bias(n_heads, T_query, T_key, device,
+    dtype)`` and adds to its causal attention scores.
+    """
+    for registered, cls in ((_REGISTERED_MODELS, model_class), (_REGISTERED_ATTENTIONS, attention_class)):
+        if cls not in registered:
+            registered.append(cls)
 
 
 def apply_alibi(
@@ -65,7 +82,7 @@ def apply_alibi(
         raise ValueError(f"max_sequence_length must be at least 1, got {max_sequence_length}")
     hf = _hf_gpt2_classes(model)
     _check_legacy(hf, attr_to_replace, alibi_attention, mask_replacement_function)
-    attentions = tuple(cls for cls in (CausalSelfAttention, hf and hf[1]) if cls)
+    attentions = (*_REGISTERED_ATTENTIONS, *(hf[1:] if hf else ()))
     if attention_module is not None:
         if not issubclass(attention_module, attentions):
             raise TypeError(f"apply_alibi has no surgery for {attention_module.__qualname__}")
@@ -75,11 +92,11 @@ def apply_alibi(
     changed = 0
     for module in list(model.modules()):
         if isinstance(module, attentions):
-            heads = module.n_heads if isinstance(module, CausalSelfAttention) else module.num_heads
+            heads = module.n_heads if isinstance(module, tuple(_REGISTERED_ATTENTIONS)) else module.num_heads
             if heads_per_layer is not None and heads != heads_per_layer:
                 raise ValueError(f"heads_per_layer={heads_per_layer}, but the model's attention has {heads} heads")
             changed += _apply_to_attention(module, max_sequence_length)
-        elif isinstance(module, GPT):
+        elif isinstance(module, tuple(_REGISTERED_MODELS)):
             _check_named(named_wpe, module.wpe, position_embedding_attribute)
             if module.wpe is not None:
                 removed.append(module.wpe.weight)
@@ -99,10 +116,11 @@ def apply_alibi(
 
 
 def _apply_to_attention(attention: nn.Module, max_sequence_length: int) -> bool:
-    if isinstance(attention, CausalSelfAttention):
+    if isinstance(attention, tuple(_REGISTERED_ATTENTIONS)):
         if isinstance(attention.position_bias, ALiBiBias):
             return False
-        attention.position_bias = ALiBiBias(attention.n_heads).to(attention.qkv.weight.device)
+        device = next(attention.parameters()).device
+        attention.position_bias = ALiBiBias(attention.n_heads).to(device)
         return True
     from raycomp.algorithms.alibi.gpt2_alibi import apply_to_attention
 
