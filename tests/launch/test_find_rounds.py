@@ -1,0 +1,50 @@
+"""A find's round as sweep arms (raycomp.launch.find.rounds): the config each trial trains, without Ray.
+
+A method arm trains its recipe's algorithms with its arguments; the baseline, its frontier and the control train
+none of the candidates but keep the experiment's own algorithms; every arm of every round has Tune's columns."""
+
+from __future__ import annotations
+
+from raycomp.base import keys
+from raycomp.config import ExperimentConfig, trial_config
+from raycomp.find.race import Request
+from raycomp.find.recipes import Candidate, Method, Recipe
+from raycomp.launch.find.rounds import arm_of, round_config
+
+EXPERIMENT = {
+    "data": {"num_train": 64, "num_test": 32, "batch_size": 16},
+    "max_duration": "2ep",
+    "algorithms": {"gradient_clipping": {"clipping_threshold": 2.0}},
+    "find": {"methods": ["selective_backprop", "label_smoothing"], "baseline_budgets": [0.5]},
+}
+CANDIDATES = (Candidate("selective_backprop"), Candidate("label_smoothing"))
+
+
+def test_a_method_arm_trains_its_recipe_and_the_references_none_of_the_candidates():
+    config = ExperimentConfig.from_dict(EXPERIMENT)
+    both = Recipe.of(Method("selective_backprop", (("keep", 0.3),)), Method("label_smoothing"))
+    rounds = round_config(config, CANDIDATES, [both])
+    assert rounds.find is None and rounds.sweep.frontier_budgets == [0.5]
+    method = trial_config(rounds, arm_of(Request(both.key, 3, keys.METHOD, both)))
+    assert method.seed == 3
+    assert method.algorithms == {
+        "gradient_clipping": {"clipping_threshold": 2.0},
+        "selective_backprop": {"keep": 0.3},
+        "label_smoothing": {},
+    }
+    alone = Recipe.of(Method("label_smoothing", (("smoothing", 0.2),)))
+    assert trial_config(rounds, arm_of(Request(alone.key, 0, keys.METHOD, alone))).algorithms == {
+        "gradient_clipping": {"clipping_threshold": 2.0},
+        "label_smoothing": {"smoothing": 0.2},
+    }
+    for request in (
+        Request(keys.BASELINE, 1, keys.BASELINE),
+        Request(keys.CONTROL, 1, keys.CONTROL),
+        Request("frontier-0.5", 1, keys.FRONTIER, budget=0.5),
+    ):
+        arm = arm_of(request)
+        assert arm.overrides == {"algorithms": None}  # Tune's table reads every swept column of every arm
+        reference = trial_config(rounds, arm)
+        assert reference.algorithms == {"gradient_clipping": {"clipping_threshold": 2.0}}
+    frontier = trial_config(rounds, arm_of(Request("frontier-0.5", 1, keys.FRONTIER, budget=0.5)))
+    assert str(frontier.max_duration) == "1ep"
