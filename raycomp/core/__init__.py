@@ -23,6 +23,7 @@ from raycomp.core.schedulers import (
     OneCycleScheduler,
     StepScheduler,
 )
+from raycomp.core.serializable import Serializable
 from raycomp.core.state import Evaluator, State
 from raycomp.core.time import Time, Timestamp, TimeUnit
 from raycomp.core.trace import Trace, TraceStats, TraceSummary
@@ -47,6 +48,7 @@ __all__ = [
     "OneCycleScheduler",
     "Precision",
     "ScheduledLR",
+    "Serializable",
     "State",
     "StepScheduler",
     "Time",

@@ -8,6 +8,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from raycomp.core.serializable import Serializable
+
 if TYPE_CHECKING:
     from torch import nn
 
@@ -29,7 +31,7 @@ class Inapplicable:
     argument: str | None = None
 
 
-class Algorithm(ABC):
+class Algorithm(Serializable, ABC):
     """Base class for algorithms, as in Composer: ``match`` decides, ``apply`` changes the State.
 
     The constructor's arguments are recorded (``init_args``) so that a checkpoint can re-create an
@@ -110,13 +112,6 @@ class Algorithm(ABC):
     def init_args(self) -> dict[str, Any]:
         """The constructor arguments this instance was built with, defaults filled in."""
         return dict(self._init_args)
-
-    def state_dict(self) -> dict[str, Any]:
-        """State that must survive a checkpoint (counters, averages); plain data and tensors only."""
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        del state
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._init_args.items())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from raycomp.core.serializable import Serializable
 
 if TYPE_CHECKING:
     from raycomp.core.event import Event
@@ -10,7 +12,7 @@ if TYPE_CHECKING:
     from raycomp.core.state import State
 
 
-class Callback:
+class Callback(Serializable):
     """Override the method named after an event (``batch_end``, ``eval_end``, ...) to run there.
 
     Callbacks run after the algorithms at every event, in the order given. To stop training,
@@ -19,12 +21,6 @@ class Callback:
 
     def run_event(self, event: Event, state: State, logger: Logger) -> None:
         getattr(self, event.value)(state, logger)
-
-    def state_dict(self) -> dict[str, Any]:
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        del state
 
     def init(self, state: State, logger: Logger) -> None: ...
     def before_load(self, state: State, logger: Logger) -> None: ...

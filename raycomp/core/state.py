@@ -14,11 +14,12 @@ from raycomp.core.algorithm import Algorithm, class_path
 from raycomp.core.callback import Callback
 from raycomp.core.evaluator import Evaluator  # re-exported: it lived here before it took metrics
 from raycomp.core.precision import Precision, autocast
+from raycomp.core.serializable import Serializable
 from raycomp.core.time import Time, Timestamp, TimeUnit
 from raycomp.core.trace import TraceSummary
 
 
-class State:
+class State(Serializable):
     """The trainer's state, as on Composer's State page.
 
     Unlike Composer, ``model`` is never wrapped in DistributedDataParallel: the Trainer keeps the

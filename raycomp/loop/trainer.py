@@ -50,12 +50,14 @@ from raycomp.loop.distributed import (
     wrap_in_ddp,
 )
 from raycomp.loop.evaluation import evaluate_all
-from raycomp.loop.model import RaycompModel
+from raycomp.loop.model import RaycompModel, as_raycomp_model
 from raycomp.loop.rng import seed_all, set_rng_state
 
 
 class Trainer:
-    """Train a ``RaycompModel`` with algorithms and callbacks; ``fit()`` runs to ``max_duration``.
+    """Train a ``RaycompModel`` with algorithms and callbacks; ``fit()`` runs to ``max_duration``. A plain
+    ``nn.Module`` that maps inputs to logits is trained as a classifier by cross-entropy (``ClassifierModel``, as a
+    config's ``model.class_path`` is); anything else is refused with a ``TypeError``.
 
     ``seed`` defaults to a random one, kept in ``state.seed``. ``eval_interval`` and ``save_interval``
     take epochs or batches (``"1ep"``, ``"100ba"``; ``"0ep"`` evaluates only at the end); the final
@@ -80,7 +82,7 @@ class Trainer:
 
     def __init__(
         self,
-        model: RaycompModel,
+        model: RaycompModel | torch.nn.Module,
         train_dataloader: Iterable,
         max_duration: str | Time,
         eval_dataloader: Iterable | Evaluator | Sequence[Evaluator] | None = None,
@@ -106,6 +108,7 @@ class Trainer:
         compile: bool | str = False,
         recompute_batchnorm: int = 2,
     ) -> None:
+        trained_model = as_raycomp_model(model, "Trainer(model=...) is")  # refused before anything is set up
         schedulers = _as_schedulers(schedulers)
         torch_schedulers = [s for s in schedulers if isinstance(s, torch.optim.lr_scheduler.LRScheduler)]
         if optimizers is None and torch_schedulers:
@@ -122,7 +125,7 @@ class Trainer:
             self.checkpoint_saver = CheckpointSaver(save_folder, save_interval, save_num_checkpoints_to_keep)
             callbacks = [*callbacks, self.checkpoint_saver]
         self.state = State(
-            model=model,
+            model=trained_model,
             max_duration=max_duration,
             train_dataloader=train_dataloader,
             evaluators=_as_evaluators(eval_dataloader),

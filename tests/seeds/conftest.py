@@ -1,5 +1,2 @@
-"""The seed pages' examples import torchvision first, as a user would: make that import work here first."""
-
-from raycomp.base.torchvision_shim import import_torchvision
-
-import_torchvision()
+"""The seed examples as the pages print them. This process imported raycomp's modules before them (tests/conftest.py);
+test_seed_import_order.py runs them in a fresh process that imports torchvision first."""

@@ -16,7 +16,6 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from raycomp.algorithms.blurpool_layers import BlurConv2d, BlurMaxPool2d
 from raycomp.algorithms.randaugment_transform import RandAugmentTransform
-from raycomp.models.base import ClassifierModel
 
 NUM_IMAGES = 20
 
@@ -170,7 +169,7 @@ def test_trainer_with_channels_last_and_blurpool():
     from torchvision import models
 
     torch.manual_seed(0)
-    model = ClassifierModel(models.resnet18(num_classes=10))
+    model = models.resnet18()  # the page's model, a plain nn.Module: the Trainer trains it as a classifier
     # One batch per epoch and half a batch to evaluate: the page's 10 epochs of ResNet-18 stay as written.
     train_dataloader, test_dataloader = image_batches(n=8), image_batches(n=4)
 
@@ -188,4 +187,5 @@ def test_trainer_with_channels_last_and_blurpool():
     trainer.fit()
     assert trainer.state.timestamp.epoch == 10 and torch.isfinite(trainer.state.loss)
     assert any(isinstance(module, BlurConv2d) for module in model.modules())
-    assert model.module.conv1.weight.is_contiguous(memory_format=torch.channels_last)
+    assert trainer.state.model.module is model  # wrapped, not copied: the surgery changed the page's model
+    assert model.conv1.weight.is_contiguous(memory_format=torch.channels_last)
