@@ -55,6 +55,13 @@ BUDGET_TAG = "raycomp.budget"
 LATEST_TAG = "raycomp.loop.checkpoint.latest"  # artifact path of the newest checkpoint
 BEST_TAG = "raycomp.loop.checkpoint.best"  # and of the best by the sweep's metric, whose value is in
 BEST_VALUE_TAG = "raycomp.loop.checkpoint.best_value"
+# The same three as runs logged before the folder move (06f7262) wrote them: read, never written, so
+# `runs:/<id>` still finds those runs' checkpoints (tracking/artifacts.py `checkpoint_tag`)
+TAGS_BEFORE_FOLDER_MOVE = {
+    LATEST_TAG: "raycomp.checkpoint.latest",
+    BEST_TAG: "raycomp.checkpoint.best",
+    BEST_VALUE_TAG: "raycomp.checkpoint.best_value",
+}
 RESUMED_FROM_TAG = "raycomp.resumed_from"
 ALGORITHMS_TAG = "raycomp.algorithms"  # the algorithms a run trained with, comma-separated ("none")
 RETRAINED_FROM_TAG = "raycomp.retrained_from_step"  # a run trained steps it had logged already (a resume)

@@ -1,12 +1,14 @@
 """Checkpoints back from MLflow: ``runs:/<run_id>[/path]`` or a bare run id, for ``--resume-from``.
 
 A bare run id (or ``runs:/<run_id>``) means the run's latest checkpoint, the one its
-``raycomp.loop.checkpoint.latest`` tag names; ``runs:/<run_id>/best`` its best by the sweep's metric.
+``raycomp.loop.checkpoint.latest`` tag names; ``runs:/<run_id>/best`` its best by the sweep's metric. Runs logged
+before the tags were renamed (``raycomp.checkpoint.latest``, ``.best``) resolve the same way.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from raycomp.base import keys
@@ -28,6 +30,13 @@ def parse_run_reference(reference: str) -> tuple[str, str | None]:
     return run_id, path or None
 
 
+def checkpoint_tag(tags: Mapping[str, str], tag: str) -> str | None:
+    """The value of a checkpoint ``tag`` (``keys.LATEST_TAG``, ``BEST_TAG``, ``BEST_VALUE_TAG``) among a run's
+    ``tags``, under its current name or, for a run logged before the rename, its old one; None if neither."""
+    value = tags.get(tag)
+    return value if value is not None else tags.get(keys.TAGS_BEFORE_FOLDER_MOVE.get(tag, tag))
+
+
 def download_checkpoint(tracking_uri: str, reference: str, folder: str | Path) -> Path:
     """Downloads the referenced checkpoint file into ``folder``; returns its local path.
 
@@ -41,7 +50,7 @@ def download_checkpoint(tracking_uri: str, reference: str, folder: str | Path) -
         raise NotFound(f"no MLflow run {run_id} at {redacted_uri(tracking_uri)} ({one_line(error)})") from error
     if path in (None, "latest", "best"):
         tag = keys.BEST_TAG if path == "best" else keys.LATEST_TAG
-        path = run.data.tags.get(tag)
+        path = checkpoint_tag(run.data.tags, tag)
         if path is None:
             raise NotFound(f"MLflow run {run_id} has logged no checkpoint (no {tag} tag)")
     try:

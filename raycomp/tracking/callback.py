@@ -17,6 +17,7 @@ from typing import Any
 
 from raycomp.base import keys
 from raycomp.core import Callback, Logger, State
+from raycomp.tracking.artifacts import checkpoint_tag
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.params import CLASSES_PARAM, measured_classes, measured_params
 from raycomp.tracking.ref import RunRef
@@ -154,8 +155,9 @@ class MlflowCallback(Callback):
         self.logged_through = max((point.step for point in logged), default=-1)
         self.logged_params = set(run.data.params)
         tags = run.data.tags
-        if keys.BEST_VALUE_TAG in tags and keys.BEST_TAG in tags:
-            self.best, self.best_folder = float(tags[keys.BEST_VALUE_TAG]), str(Path(tags[keys.BEST_TAG]).parent)
+        best_value, best = checkpoint_tag(tags, keys.BEST_VALUE_TAG), checkpoint_tag(tags, keys.BEST_TAG)
+        if best_value is not None and best is not None:
+            self.best, self.best_folder = float(best_value), str(Path(best).parent)
         self.kept = sorted(entry.path for entry in listed if entry.is_dir)
 
 
