@@ -15,7 +15,7 @@ torchvision itself: it calls ``prepare_torchvision_before_its_import``, which on
 (standard library, no torch). The first import of torchvision in the process, by raycomp's code or another
 library's (torchmetrics, timm), runs ``prepare_torchvision`` just before it. A process that imports
 torchvision before any raycomp module runs none of this; beside the CPU torch it needs torchvision's CPU
-wheel (README, "Install").
+wheel (README, "Set up").
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def test_the_examples_run_with_torchvision_imported_before_any_raycomp_module():
 def test_the_examples_run_with_torchvision_imported_before_raycomp_itself():
     alone = subprocess.run([sys.executable, "-c", "import torchvision"], capture_output=True, text=True, timeout=120)
     if "torchvision::nms does not exist" in alone.stderr:
-        pytest.skip("PyPI's torchvision beside the CPU torch fails to import before raycomp (README, Install)")
+        pytest.skip("PyPI's torchvision beside the CPU torch fails to import before raycomp (README, Set up)")
     assert alone.returncode == 0, alone.stderr[-3000:]
     result = run_examples("import torchvision")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
