@@ -11,6 +11,7 @@ from raycomp.find.files import write_find_files
 from raycomp.find.text import answer_lines
 from raycomp.launch.find.driver import FindOutcome
 from raycomp.launch.signals import interrupts_deferred
+from raycomp.results.verdict_text import better
 from raycomp.tracking.ref import RunRef
 
 
@@ -24,7 +25,9 @@ def report_answer(
         folder = config.layout.local_dir
         paths = write_find_files(folder, config, answer, observations, left_out)
         print()
-        print("\n".join(answer_lines(answer, block, left_out)))
+        metric, mode = config.find.metric, config.find.mode  # type: ignore[union-attr]
+        rule = f"speed-ups at equal {metric}; Δ is the recipe's {metric} minus the baseline's, {better(mode)}"
+        print("\n".join(answer_lines(answer, block, left_out, rule)))
         print(f"\nresults: {_shown(paths[0])}")
         if recipe is not None:
             print(f"train it: python -m raycomp.train {_shown(paths[-1])}")

@@ -24,11 +24,13 @@ def algorithms_block(algorithms: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def answer_lines(
-    answer: Answer, algorithms: Mapping[str, Mapping[str, Any]] | None, left_out: Mapping[str, str]
+    answer: Answer, algorithms: Mapping[str, Mapping[str, Any]] | None, left_out: Mapping[str, str], rule: str = ""
 ) -> list[str]:
     """``algorithms`` is the block to paste (the experiment's own algorithms and the recipe's), None when no
-    recipe is recommended."""
+    recipe is recommended; ``rule`` says how to read the numbers (the metric and its direction)."""
     lines = [answer.headline()]
+    if rule:
+        lines.append(f"  ({rule})")
     if answer.verdict is not None and answer.recommended is None:
         lines.append(f"  the recipe on fresh seeds: {describe(answer.verdict)}")
     if answer.control is not None:

@@ -155,3 +155,17 @@ def test_candidate_combines_with_reads_both_declarations():
 def test_the_screen_runs_a_candidate_at_its_first_setting():
     candidate = Candidate("selective_backprop", ((("scale_factor", 1.0),), (("keep", 0.3), ("scale_factor", 1.0))))
     assert candidate.default.key == "selective_backprop(scale_factor=1.0)"
+
+
+def test_the_answer_reads_as_the_recipe_to_paste_then_one_line_per_candidate():
+    from raycomp.find.text import answer_lines
+
+    plan = simulation.plan_for(simulation.candidates(3))
+    answer, _, _ = run(plan, PLANTED)
+    lines = answer_lines(answer, {"ema": {}, **answer.recommended.algorithms()}, {"alibi": "no attention"}, "rule")
+    assert lines[0].startswith(f"recommended: {answer.recommended.key} (on fresh seeds: faster")
+    assert lines[1] == "  (rule)"
+    block = lines.index("paste into your experiment:")
+    assert lines[block + 1 : block + 3] == ["  algorithms:", "    ema: {}"]
+    assert lines[-1] == "  alibi  -        left out: no attention"
+    assert [line.split()[0] for line in lines[-4:-1]] == ["m0", "m1", "m2"]
