@@ -44,6 +44,8 @@ PARENT_TAG = "mlflow.parentRunId"
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"  # MLflow's kind of experiment; raycomp's are model training:
 TRAINING_EXPERIMENT_KIND = "custom_model_development"  # (what MLflow's UI writes for "Machine learning")
 NOTE_TAG = "mlflow.note.content"  # an experiment's or run's description (markdown) in MLflow's UI
+# An experiment tag + a key holds a saved view of its runs page (MLflow's Share: the page opens it by the key):
+SHARED_VIEW_TAG_PREFIX = "mlflow.sharedViewState."  # raycomp keys each top-level run's view by its run id
 TRIAL_TAG = "raycomp.trial_id"
 RUN_KEY_TAG = "raycomp.run_key"  # kind:storage_path/name, how a resumed sweep or run finds its run again
 KIND_TAG = "raycomp.kind"  # one of the kinds below

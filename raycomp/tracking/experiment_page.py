@@ -8,50 +8,101 @@ names the page that does open on the runs: the experiment's description links to
 That page lists the runs sorted by the sweep's metric, which MLflow shows flat: the sweep's parent run and
 every trial on one page, best first, instead of the trials folded under their parent.
 
+The address a CLI prints opens a saved view instead (MLflow's Share: the view is an experiment tag
+``mlflow.sharedViewState.<key>``, opened by ``viewStateShareKey=<key>`` in the page's address): a sweep's
+trials grouped by configuration and verdict, each group's mean of the metric and train time beside its
+verdict and speed-up, so the page opens on the comparison rather than on the best single trials (the
+baseline's longer-budget runs). The key is the run's id, so the address needs no store.
+
 No mlflow import: the client is passed in, and the addresses are plain strings.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
+import sys
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from raycomp.base import keys
+from raycomp.base.errors import one_line
 from raycomp.tracking.ref import RunRef, redacted_uri
 
 ML_WORKFLOW = "machine_learning"  # the UI's workflowType for model training (the other is "genai")
+VIEW_KEY_PARAM = "viewStateShareKey"  # the page's query parameter naming a shared view
+AVERAGE = "average"  # a group row shows its runs' mean (MLflow's others: min, max)
+GROUP_LABEL_PX = 460  # wide enough for "Group: raycomp.config_id: <config>, raycomp.verdict: no evidence"
 
 
-def training_runs_page(experiment_id: str, metric: str, mode: str) -> str:
-    """The UI's route (``#/...``, relative to the UI's address) to the experiment's runs, best ``metric`` first."""
-    query = {
-        "workflowType": ML_WORKFLOW,
-        "orderByKey": f"metrics.`{metric}`",
-        "orderByAsc": "true" if mode == "min" else "false",
-    }
+def training_runs_page(experiment_id: str, metric: str, mode: str, view: str | None = None) -> str:
+    """The UI's route (``#/...``, relative to the UI's address) to the experiment's runs, best ``metric`` first;
+    with ``view``, the shared view of that key (which holds its own order: MLflow 3.17 ignores a shared view
+    whose address also sorts or filters)."""
+    query = {"workflowType": ML_WORKFLOW}
+    if view is None:
+        query |= {"orderByKey": _column("metrics", metric), "orderByAsc": "true" if mode == "min" else "false"}
+    else:
+        query[VIEW_KEY_PARAM] = view
     return f"#/experiments/{quote(experiment_id)}/runs?{urlencode(query, quote_via=quote)}"
 
 
 def training_runs_url(ref: RunRef, metric: str, mode: str) -> str | None:
-    """The runs page on the tracking server, credentials left out; None for a store without a UI of its own
-    (SQLite: start ``mlflow ui`` on it and open the page's route there)."""
+    """The run's view (``share_runs_view``) on the tracking server, credentials left out; None for a store
+    without a UI of its own (SQLite: start ``mlflow ui`` on it and open the page's route there)."""
     if urlsplit(ref.tracking_uri).scheme not in ("http", "https"):
         return None
-    return f"{redacted_uri(ref.tracking_uri).rstrip('/')}/{training_runs_page(ref.experiment_id, metric, mode)}"
+    page = training_runs_page(ref.experiment_id, metric, mode, view=ref.run_id)
+    return f"{redacted_uri(ref.tracking_uri).rstrip('/')}/{page}"
+
+
+def runs_view(run_id: str, kind: str, metric: str, mode: str) -> dict[str, Any]:
+    """The page's state (the fields MLflow's Share stores) for a top-level run: a sweep's trials grouped by
+    configuration and verdict, groups ordered by their mean ``metric``, the verdict and speed-up as columns;
+    a training's experiment, best ``metric`` first, as the page without a view shows it."""
+    view: dict[str, Any] = {"orderByKey": _column("metrics", metric), "orderByAsc": mode == "min"}
+    columns = [_column("metrics", metric), _column("metrics", keys.WALL)]
+    if kind == keys.SWEEP_KIND:
+        view["searchFilter"] = f"tags.`{keys.PARENT_TAG}` = '{run_id}'"  # this sweep's: config ids repeat
+        by = [{"mode": "tag", "groupByData": tag} for tag in (keys.CONFIG_ID_TAG, keys.VERDICT_TAG)]
+        view["groupBy"] = {"aggregateFunction": AVERAGE, "groupByKeys": by}
+        speedups = [keys.SPEEDUP_TAG_PREFIX + name for name in ("speedup", "speedup_ci_low", "speedup_ci_high")]
+        columns += [_column("tags", tag) for tag in (keys.VERDICT_TAG, *speedups)]
+        name = _column("attributes", "Run Name")  # a width applies to the columns in columnOrder only
+        view |= {"columnOrder": [name], "columnWidths": {name: GROUP_LABEL_PX}}  # the group's label in full
+    view["selectedColumns"] = columns
+    return view
+
+
+def share_runs_view(client: Any, ref: RunRef, kind: str, metric: str, mode: str) -> bool:
+    """Saves the run's view (``runs_view``) as the experiment's shared view keyed by the run's id, the one
+    the printed address opens (again on a resume: the config may have changed). Never raises: without it
+    the page says the key is unknown and opens the experiment; False then, said in one line."""
+    view = json.dumps(runs_view(ref.run_id, kind, metric, mode), separators=(",", ":"))
+    try:
+        client.set_experiment_tag(ref.experiment_id, keys.SHARED_VIEW_TAG_PREFIX + ref.run_id, view)
+        return True
+    except Exception as error:
+        print(f"raycomp: MLflow's view of run {ref.run_id} could not be saved: {one_line(error)}", file=sys.stderr)
+        return False
+
+
+def _column(kind: str, name: str) -> str:
+    """A column's (and sort key's) name on MLflow's page: ``metrics.`eval/accuracy```, ``tags.`raycomp.verdict```."""
+    return f"{kind}.`{name}`"
 
 
 UI_PORT = 5000  # mlflow ui's default
 
 
 def how_to_open(ref: RunRef, metric: str, mode: str) -> list[str]:
-    """The lines a CLI closes with: the runs page on the tracking server, or, for a SQLite store (no UI of its
-    own), the ``mlflow ui`` command that serves it and the page to open there."""
+    """The lines a CLI closes with: the run's view on the tracking server, or, for a SQLite store (no UI of its
+    own), the ``mlflow ui`` command that serves it and the view to open there."""
     url = training_runs_url(ref, metric, mode)
     if url is not None:
         return [f"MLflow: the runs at {url}"]
     uri = redacted_uri(ref.tracking_uri)
-    page = f"http://127.0.0.1:{UI_PORT}/{training_runs_page(ref.experiment_id, metric, mode)}"
+    page = f"http://127.0.0.1:{UI_PORT}/{training_runs_page(ref.experiment_id, metric, mode, view=ref.run_id)}"
     return [
         "MLflow: to see the runs, start its UI on this store:",
         f"  mlflow ui --backend-store-uri {shlex.quote(uri)} --port {UI_PORT}",

@@ -27,6 +27,7 @@ from raycomp.config.arm import Arm
 from raycomp.results.configs import CONFIG_COLUMNS, SweepVerdicts
 from raycomp.results.summary import TrialSummary
 from raycomp.tracking.client import BatchedClient
+from raycomp.tracking.experiment_page import share_runs_view
 from raycomp.tracking.params import environment_tags, log_config, public_config
 from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.search import tag_filter
@@ -60,6 +61,7 @@ def sweep_run(
         return
     again = resume or extend  # a continued sweep keeps its one parent run, finished or not
     ref = _open_top_level(config, SWEEP, experiment_file, reopen=again, reopen_finished=again, new_config=extend)
+    share_runs_view(make_client(ref.tracking_uri), ref, SWEEP, *config.objective)  # the page the CLI prints
     with _ended(TrackedRun(ref)) as run:
         yield run
 
@@ -77,6 +79,7 @@ def train_run(
         yield None
         return
     ref = _open_top_level(config, TRAIN, experiment_file, reopen=True)
+    share_runs_view(make_client(ref.tracking_uri), ref, TRAIN, *config.objective)
     if resumed_from:
         BatchedClient(ref).set_tags({keys.RESUMED_FROM_TAG: resumed_from})
     with _ended(TrackedRun(ref)) as run:
