@@ -11,11 +11,23 @@ returns its exit code and folder (``find.json``, ``recipe.yaml``).
 
 The callables travel in the environment of the Ray this starts (or joins by ``address``): a Ray already
 started in this process by other code never sees them; name importable callables by ``class_path`` then.
+
+Both go through the same command as the command line (``raycomp.launch.sweep.command``), but raise where the
+command line prints one line and exits; every error is a ``raycomp.base.errors.RaycompError``:
+
+- ``ConfigError``: the experiment is wrong (one line per problem, at its key), before Ray starts;
+- ``RunConflict``: the name holds a sweep already (``resume=True`` continues it, ``extend=True`` adds arms, or
+  pick another name), another process holds it, or its checkpoints were trained with another config;
+- ``NotFound``: ``resume=True`` or ``extend=True`` with nothing to continue under that name;
+- ``TrackingUnavailable``: the MLflow store does not answer; ``StorageUnwritable``: ``storage_path`` cannot be
+  written;
+- ``KeyboardInterrupt``: Ctrl-C; what was saved continues with ``resume=True`` (the call is printed).
+
+A trial that fails does not raise: the result's ``exit_code`` is 1 and results.json says which and why.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -48,12 +60,16 @@ def sweep(
     overrides: Sequence[str] = (),
     address: str | None = None,
     resume: bool = False,
+    extend: bool = False,
     report: bool = True,
 ) -> SweepResult:
-    """Runs ``experiment``'s sweep; a bad config raises ``ConfigError`` (one line per problem) before Ray."""
-    from raycomp.cli.tune import guarded_sweep
+    """Runs ``experiment``'s sweep, as ``python -m raycomp.tune`` does; ``resume`` continues one stopped any way,
+    ``extend`` adds the arms this config has and the stored sweep lacks. Raises as the module says."""
+    from raycomp.base.remedies import PYTHON
     from raycomp.config.preflight import preflight_problems
     from raycomp.config.user_code import user_code_on_path
+    from raycomp.launch.run_folder import nothing_to_resume
+    from raycomp.launch.sweep.command import SweepOptions, run_sweep_command
     from raycomp.shipped import ship
 
     user_code_on_path()
@@ -76,11 +92,17 @@ def sweep(
     else:
         source = os.fspath(experiment)
         config = load_experiment(source, sets)
-    args = argparse.Namespace(
-        experiment=source, overrides=sets, resume=resume, extend=False, no_report=not report, address=address
+    options = SweepOptions(
+        experiment=source,
+        overrides=tuple(sets),
+        resume=resume and not (not extend and nothing_to_resume(config.layout)),  # killed before it saved anything
+        extend=extend,
+        report=report,
+        address=address,
+        remedies=PYTHON,
+        program="raycomp.api.sweep",
     )
-    code = guarded_sweep(config, args)
-    return SweepResult(code, config.layout.local_dir)
+    return SweepResult(run_sweep_command(config, options), config.layout.local_dir)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,9 +132,12 @@ def find(
 ) -> FindResult:
     """Runs ``experiment``'s find, as ``python -m raycomp.find`` does (docs/find.md): which speed-up recipe to use
     on its model. A bad config, or a find section that cannot be searched, raises ``ConfigError`` before Ray."""
+    from raycomp.base.remedies import PYTHON
     from raycomp.cli.find import find_problems, guarded_find
     from raycomp.config.preflight import preflight_problems
     from raycomp.config.user_code import user_code_on_path
+    from raycomp.launch.run_folder import nothing_to_resume
+    from raycomp.launch.sweep.command import SweepOptions
 
     user_code_on_path()
     if isinstance(experiment, Mapping):
@@ -126,8 +151,15 @@ def find(
     problems += found
     if plan is None or problems:
         raise ConfigError([f"{source}: {'.'.join(map(str, path))}: {message}" for path, message in problems])
-    args = argparse.Namespace(experiment=source, overrides=list(overrides), resume=resume, address=address)
-    return FindResult(guarded_find(config, args, plan, left_out), config.layout.local_dir)
+    options = SweepOptions(
+        experiment=source,
+        overrides=tuple(overrides),
+        resume=resume and not nothing_to_resume(config.layout),
+        address=address,
+        remedies=PYTHON,
+        program="raycomp.api.find",
+    )
+    return FindResult(guarded_find(config, options, plan, left_out), config.layout.local_dir)
 
 
 def _flat(items: Sequence[str]) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """``raycomp.api.sweep`` from a script: callables defined in ``__main__`` (no import path) reach every trial,
-and the sweep leaves what the CLI's does (results.json's configuration rows, MLflow runs naming them)."""
+and the sweep leaves what the CLI's does (results.json's configuration rows, MLflow runs naming them); run again it
+raises ``RunConflict`` in the API's words, and ``extend=True`` adds seeds as ``--extend`` does (issue 32 item 7)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,16 @@ SCRIPT = """\
     }
     result = sweep(experiment, model=make_net, model_args={"num_classes": 3}, data=make_data, report=False)
     print("results:", result.exit_code, result.results_json)
+
+    from raycomp.base.errors import RunConflict
+
+    try:  # a notebook cell run again
+        sweep(experiment, model=make_net, model_args={"num_classes": 3}, data=make_data, report=False)
+    except RunConflict as conflict:
+        print("conflict:", conflict)
+    experiment["sweep"]["repeats"] = 3
+    more = sweep(experiment, model=make_net, model_args={"num_classes": 3}, data=make_data, report=False, extend=True)
+    print("extended:", more.exit_code)
 """
 
 
@@ -58,12 +69,16 @@ def test_a_script_sweeps_its_own_callables(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     results = tmp_path / "runs" / "api" / "results.json"
     assert f"results: 0 {results}" in done.stdout
+    conflict = next(line for line in done.stdout.splitlines() if line.startswith("conflict:"))
+    assert "resume=True" in conflict and "extend=True" in conflict and "overrides=['name=...']" in conflict
+    assert "--resume" not in conflict and "--set" not in conflict
+    assert "extended: 0" in done.stdout
     configs = {row["config_id"]: row for row in json.loads(results.read_text())["configs"]}
-    assert sorted(configs) == ["baseline", "method-1"] and all(len(row["seeds"]) == 2 for row in configs.values())
+    assert sorted(configs) == ["baseline", "method-1"] and all(len(row["seeds"]) == 3 for row in configs.values())
     client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("api")
     trials = [run for run in client.search_runs([experiment.experiment_id]) if run.data.params]
-    assert len(trials) == 4
+    assert len(trials) == 6  # 2 seeds x (baseline, method), then a third seed of each from extend=True
     assert {run.data.params["model.class_path"] for run in trials} == {"raycomp.shipped.make_net"}
     assert {run.data.params["data.class_path"] for run in trials} == {"raycomp.shipped.make_data"}
     assert {run.data.params["model.init_args.num_classes"] for run in trials} == {"3"}

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 
 from raycomp.base.errors import EXIT_INTERRUPTED, EXIT_USAGE
 from raycomp.base.redaction import redacted
+from raycomp.base.remedies import speaking
 from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_experiment_or_exit
 from raycomp.config import ExperimentConfig
 from raycomp.config.messages import Problem, format_problems
@@ -25,6 +25,7 @@ from raycomp.config.yaml_text import parse_yaml, read_text
 from raycomp.find.candidates import find_candidates, find_plan
 from raycomp.find.plan import FindPlan
 from raycomp.launch.run_folder import nothing_to_resume, run_guarded
+from raycomp.launch.sweep.command import SweepOptions
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -39,9 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     config = load_experiment_or_exit(args.experiment, args.overrides)
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # Tune's classic table, as raycomp.tune shows it
     plan, left_out = plan_or_exit(config, args.experiment)
-    if args.resume and nothing_to_resume(config.layout):
-        args.resume = False  # its driver was killed before it recorded anything
-    return exit_code_of(lambda: guarded_find(config, args, plan, left_out))
+    resume = args.resume and not nothing_to_resume(config.layout)  # its driver killed before it recorded anything
+    options = SweepOptions(
+        args.experiment, tuple(args.overrides), resume=resume, address=args.address, program="python -m raycomp.find"
+    )
+    return exit_code_of(lambda: guarded_find(config, options, plan, left_out))
 
 
 def find_problems(config: ExperimentConfig) -> tuple[FindPlan | None, dict[str, str], list[Problem]]:
@@ -73,18 +76,20 @@ def plan_or_exit(config: ExperimentConfig, source: str) -> tuple[FindPlan, dict[
     return plan, left_out
 
 
-def guarded_find(config: ExperimentConfig, args: argparse.Namespace, plan: FindPlan, left_out: dict[str, str]) -> int:
+def guarded_find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_out: dict[str, str]) -> int:
     """The find, holding its run folder (one process, one training config: the experiment without its find
-    section, so a new budget does not refuse a resume); interrupted, it prints the ``--resume`` command."""
+    section, so a new budget does not refuse a resume); interrupted, it prints how to resume it. The options are
+    a sweep command's (``raycomp.launch.sweep.command``), in the words of the caller."""
     claim = config.model_copy(update={"find": None})
-    try:
-        return run_guarded(claim, lambda: _find(config, args, plan, left_out), resume=args.resume)
-    except KeyboardInterrupt:
-        print(resume_hint(args), file=sys.stderr)
-        raise
+    with speaking(options.remedies):
+        try:
+            return run_guarded(claim, lambda: _find(config, options, plan, left_out), resume=options.resume)
+        except KeyboardInterrupt:
+            print(options.resume_hint(), file=sys.stderr)
+            raise
 
 
-def _find(config: ExperimentConfig, args: argparse.Namespace, plan: FindPlan, left_out: dict[str, str]) -> int:
+def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_out: dict[str, str]) -> int:
     from raycomp.config.probe import model_label
     from raycomp.launch.cluster import init_ray
     from raycomp.launch.find.driver import run_find
@@ -92,13 +97,13 @@ def _find(config: ExperimentConfig, args: argparse.Namespace, plan: FindPlan, le
 
     names = ", ".join(candidate.name for candidate in plan.candidates) or "none"
     print(f"find: {len(plan.candidates)} candidate methods on {model_label(config)}: {names}", flush=True)
-    with find_run(config, args.experiment, resume=args.resume) as run:
+    with find_run(config, options.experiment, resume=options.resume) as run:
         parent = run.ref if run else None
-        init_ray(args.address, dashboard=config.scaling.num_workers > 0)
-        outcome = run_find(config, plan, parent, resume=args.resume)
+        init_ray(options.address, dashboard=config.scaling.num_workers > 0)
+        outcome = run_find(config, plan, parent, resume=options.resume)
         if outcome.interrupted:
             print("find interrupted: the round in flight is saved")
-            print(resume_hint(args))
+            print(options.resume_hint())
             if run is not None:
                 run.status = "KILLED"
             return EXIT_INTERRUPTED
@@ -106,15 +111,6 @@ def _find(config: ExperimentConfig, args: argparse.Namespace, plan: FindPlan, le
 
         report_answer(config, outcome, parent, left_out)
     return 0
-
-
-def resume_hint(args: argparse.Namespace) -> str:
-    """The command that continues this find: every flag the user gave, then ``--resume`` (no password)."""
-    flags = [f"--set {shlex.quote(item)}" for item in args.overrides]
-    if args.address:
-        flags.append(f"--address {shlex.quote(args.address)}")
-    command = " ".join(["python -m raycomp.find", shlex.quote(args.experiment), *flags, "--resume"])
-    return redacted(f"continue it with:\n  {command}")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from raycomp.base.atomic_files import atomic_write_text
 from raycomp.base.errors import NotFound, RunConflict, StorageUnwritable
 from raycomp.base.layout import RunLayout, is_uri
 from raycomp.base.redaction import redacted
+from raycomp.base.remedies import remedies
 from raycomp.base.scratch import remove_abandoned
 from raycomp.config import ExperimentConfig
 from raycomp.launch.signals import sigterm_as_interrupt
@@ -74,7 +75,10 @@ def claimed(config: ExperimentConfig, *, resume: bool | None = None, extend: boo
     """
     layout = config.layout
     if resume and not was_started(layout):
-        raise NotFound(f"no sweep to continue at {layout.run_dir} (run without --resume or --extend to start one)")
+        words = remedies()
+        raise NotFound(
+            f"no sweep to continue at {layout.run_dir} (run without {words.resume} or {words.extend} to start one)"
+        )
     check_writable(layout.local_dir, "storage_path")
     check_writable(Path(tempfile.gettempdir()), "TMPDIR")
     remove_abandoned()  # what earlier commands killed outright left in TMPDIR
@@ -82,8 +86,8 @@ def claimed(config: ExperimentConfig, *, resume: bool | None = None, extend: boo
         new_sweep = resume is False
         if new_sweep and was_started(layout):
             raise RunConflict(
-                f"{layout.run_dir} holds a sweep already; continue it with --resume, add arms or seeds to it with "
-                "--extend, or start a new one under another name (--set name=...)"
+                f"{layout.run_dir} holds a sweep already; continue it with {remedies().resume}, add arms or seeds "
+                f"to it with {remedies().extend}, or start a new one under another name ({remedies().rename})"
             )
         sweep_command = resume is not None
         if resume is None:
@@ -165,7 +169,8 @@ class RunLock:
             holder = _read_holder(fd)
             os.close(fd)
             raise RunConflict(
-                f"{self.path.parent} is in use by {holder}; wait for it to end, or pick another name (--set name=...)"
+                f"{self.path.parent} is in use by {holder}; wait for it to end, "
+                f"or pick another name ({remedies().rename})"
             ) from None
         holder = {
             "pid": os.getpid(),
@@ -260,7 +265,7 @@ def record_training_config(
             raise RunConflict(
                 f"{config.layout.run_dir} holds checkpoints trained with another config "
                 f"({', '.join(changes[:_SHOWN])}{more}); resuming them would record the old run under the new "
-                f"values: pick another name (--set name=...), or run it with the config it was started with"
+                f"values: pick another name ({remedies().rename}), or run it with the config it was started with"
             )
     atomic_write_text(path, json.dumps(current, indent=2, sort_keys=True) + "\n")
 
@@ -279,7 +284,7 @@ def _read_record(path: Path) -> dict[str, Any]:
         reason = "is not a JSON object"
     raise RunConflict(
         f"{path} {reason}, so nothing says the checkpoints in {path.parent} fit this config: "
-        "pick another name (--set name=...), or move the folder aside to start over"
+        f"pick another name ({remedies().rename}), or move the folder aside to start over"
     )
 
 

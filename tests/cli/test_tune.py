@@ -5,18 +5,29 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from raycomp.base.remedies import PYTHON
 from raycomp.cli import tune
+from raycomp.launch.sweep import command
+from raycomp.launch.sweep.command import SweepOptions
 
 
 def test_the_resume_hint_keeps_every_flag_and_no_password():
     uri = "tracking.tracking_uri=http://alice:pw@host:5000"
     args = tune.parse_args(["my exp.yaml", "--set", uri, "--no-report", "--address", "10.0.0.1:6379"])
-    hint = tune.resume_hint(args)
+    options = SweepOptions(args.experiment, tuple(args.overrides), report=not args.no_report, address=args.address)
+    hint = options.resume_hint()
     command = (
         "python -m raycomp.tune 'my exp.yaml' --set tracking.tracking_uri=http://alice:***@host:5000 --no-report "
         "--address 10.0.0.1:6379 --resume"
     )
     assert hint.splitlines() == ["continue it with:", f"  {command}"]
+
+
+def test_from_python_the_resume_hint_is_the_call_with_resume_true():
+    options = SweepOptions("sb.yaml", ("name=x",), report=False, remedies=PYTHON, program="raycomp.api.sweep")
+    assert options.resume_hint().splitlines()[1] == (
+        "  raycomp.api.sweep('sb.yaml', overrides=['name=x'], report=False, resume=True)"
+    )
 
 
 def test_a_second_ctrl_c_still_prints_the_resume_command_and_ends_the_sweep_run_killed(tmp_path, monkeypatch, capsys):
@@ -29,7 +40,7 @@ def test_a_second_ctrl_c_still_prints_the_resume_command_and_ends_the_sweep_run_
     def interrupted_twice(*args, **kwargs):
         raise KeyboardInterrupt  # what the second Ctrl-C raises while Tune saves the sweep
 
-    monkeypatch.setattr(tune, "sweep", interrupted_twice)
+    monkeypatch.setattr(command, "_sweep", interrupted_twice)
     assert tune.main([str(path), "--no-report"]) == 130
     err = capsys.readouterr().err
     assert f"python -m raycomp.tune {path} --no-report --resume" in err and err.rstrip().endswith("interrupted")

@@ -19,6 +19,7 @@ from raycomp.base import keys
 from raycomp.base.errors import NotFound, RunConflict, one_line
 from raycomp.base.layout import is_uri
 from raycomp.base.redaction import redacted_uri, without_credentials, without_secret_query
+from raycomp.base.remedies import remedies
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.launch.cluster import TRIAL_SLOT
 from raycomp.launch.sweep.space import search_space
@@ -242,7 +243,7 @@ def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None =
     is a pickle: restoring runs code from the folder, which must be trusted (docs/faults.md).
     """
     if not tune.Tuner.can_restore(folder):
-        raise NotFound(f"no sweep to resume at {folder} (run without --resume to start one)")
+        raise NotFound(f"no sweep to resume at {folder} (run without {remedies().resume} to start one)")
     try:
         tuner = tune.Tuner.restore(
             folder, trainable=make_trainable(config, parent), resume_unfinished=True, resume_errored=True
@@ -250,7 +251,7 @@ def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None =
     except Exception as error:  # a damaged tuner.pkl: unpickling fails in many ways
         raise RunConflict(
             f"the sweep's saved state in {folder} cannot be read ({one_line(error)}): "
-            "start the sweep again under another name (--set name=...)"
+            f"start the sweep again under another name ({remedies().rename})"
         ) from error
     keep_saved_state_private(folder, parent)
     return tuner
