@@ -64,6 +64,7 @@ def test_a_sweep_whose_seeds_cannot_resolve_a_speedup_is_warned(sweep, says):
 
 def test_the_tune_cli_warns_before_the_sweep_starts(tmp_path, monkeypatch, capsys):
     from raycomp.cli import tune
+    from raycomp.launch.sweep import command
 
     experiment = {
         "name": "two",
@@ -78,7 +79,7 @@ def test_the_tune_cli_warns_before_the_sweep_starts(tmp_path, monkeypatch, capsy
     path = tmp_path / "two.yaml"
     path.write_text(yaml.safe_dump(experiment))
     started = []
-    monkeypatch.setattr(tune, "sweep", lambda *args: started.append(capsys.readouterr().out) or 0)
+    monkeypatch.setattr(command, "_sweep", lambda *args: started.append(capsys.readouterr().out) or 0)
     assert tune.main([str(path)]) == 0
     assert started and "warning: sweep.repeats: 2 gives intervals from 2 seeds, which are uninformative" in started[0]
 
