@@ -20,6 +20,7 @@ class Answer:
     control: Verdict | None
     lines: dict[str, Line]
     candidates: int
+    paths: dict[str, list[Line]] = dataclasses.field(default_factory=dict)  # what each stage said of each
 
     @property
     def timing_holds(self) -> bool:
@@ -49,4 +50,5 @@ class Answer:
 def answer_of(plan: FindPlan, state: FindState) -> Answer:
     """The answer of a finished find (``state.stage == DONE``)."""
     lines = {c.name: state.lines.get(c.name, Line("screen", "not judged")) for c in plan.candidates}
-    return Answer(state.recipe, state.verdict, state.control, lines, len(plan.candidates))
+    paths = {c.name: list(state.paths.get(c.name, [])) for c in plan.candidates}
+    return Answer(state.recipe, state.verdict, state.control, lines, len(plan.candidates), paths)

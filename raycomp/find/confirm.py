@@ -11,7 +11,7 @@ means the machine's timing could not support the verdict, and nothing is recomme
 from __future__ import annotations
 
 from raycomp.find.race import Race, Request
-from raycomp.find.state import CONFIRM, DONE, Line
+from raycomp.find.state import CONFIRM, DONE, describe
 from raycomp.results.verdicts import RESOLVED
 
 
@@ -29,8 +29,9 @@ def confirm(race: Race) -> list[Request]:
         if verdict.verdict in RESOLVED or n >= plan.confirm.last or plan.budget_spent(race.spent_s):
             state.verdict = verdict
             state.control = race.judge_control(seeds, level) if plan.control else None
+            confirmed = f"{state.recipe.key} on {n} fresh seeds: {describe(verdict)}"
             for name in state.recipe.names:
-                state.lines[name] = Line(CONFIRM, f"in the recipe ({state.lines[name].outcome})")
+                state.leave(name, CONFIRM, f"in the recipe ({state.lines[name].outcome})", step=confirmed)
             state.stage = DONE
             return []
         state.confirm_n = n + 1

@@ -1,5 +1,6 @@
-"""What a find leaves in its run folder: ``find.json`` (the answer, each candidate's path and every recipe tried,
-with its median time and accuracy: the Pareto front) and ``recipe.yaml``, the experiment with the recommended recipe,
+"""What a find leaves in its run folder: ``find.json`` (the answer, the metric and clock it was judged on, each
+candidate's path through the stages and every recipe tried, with its trials and median time and accuracy: what
+the report page draws) and ``recipe.yaml``, the experiment with the recommended recipe,
 which ``python -m raycomp.train`` trains as it is. Both written whole (``base.atomic_files``)."""
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import yaml
 
 from raycomp.base.atomic_files import atomic_write_text
 from raycomp.find.answer import Answer
-from raycomp.find.observations import Observations
+from raycomp.find.observations import Observations, Trial
+from raycomp.find.state import STAGES
 
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig
@@ -36,23 +38,32 @@ def recipe_config(config: ExperimentConfig, answer: Answer) -> dict[str, Any] | 
 
 
 def tried(observations: Observations) -> list[dict[str, Any]]:
-    """Every arm the find trained, with its seeds and median accuracy and time (what a Pareto front draws)."""
+    """Every arm the find trained, with its seeds and median accuracy and time (what a Pareto front draws), the
+    stages whose rounds trained it, and each trial's values (``runs``: the report's dots and profiles)."""
     arms: dict[str, list] = {}
     for trial in observations:
         arms.setdefault(trial.arm, []).append(trial)
     rows = []
     for arm, trials in sorted(arms.items()):
+        trials.sort(key=lambda t: t.seed)
         done = [t for t in trials if t.accuracy is not None and t.time_s is not None]
         rows.append(
             {
                 "arm": arm,
-                "seeds": sorted(t.seed for t in trials),
+                "seeds": [t.seed for t in trials],
                 "accuracy_median": statistics.median(t.accuracy for t in done) if done else None,
                 "time_median_s": statistics.median(t.time_s for t in done) if done else None,
-                "failed": sorted(t.seed for t in trials if t.error),
+                "failed": [t.seed for t in trials if t.error],
+                "stages": [stage for stage in STAGES if any(t.stage == stage for t in trials)],
+                "runs": [_run(trial) for trial in trials],
             }
         )
     return rows
+
+
+def _run(trial: Trial) -> dict[str, Any]:
+    values = {"seed": trial.seed, "accuracy": trial.accuracy, "time_s": trial.time_s, "stage": trial.stage}
+    return {**values, "curve": [list(point) for point in trial.curve], "error": trial.error}
 
 
 def write_find_files(
@@ -63,12 +74,20 @@ def write_find_files(
         key: dataclasses.asdict(v) if v else None
         for key, v in (("verdict", answer.verdict), ("control", answer.control))
     }
+    find = config.find
+    assert find is not None
     document = {
+        "name": config.name,
+        "metric": find.metric,
+        "mode": find.mode,
+        "timing": find.timing,
+        "accuracy_tolerance": find.accuracy_tolerance,
         "headline": answer.headline(),
         "recommended": answer.recommended.algorithms() if answer.recommended else None,
         "chosen": answer.chosen.key if answer.chosen else None,
         **verdicts,
         "candidates": {name: dataclasses.asdict(line) for name, line in answer.lines.items()},
+        "paths": {name: [dataclasses.asdict(step) for step in steps] for name, steps in answer.paths.items()},
         "left_out": left_out,
         "tried": tried(observations),
     }

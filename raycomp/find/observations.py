@@ -32,6 +32,7 @@ class Trial:
     budget: float | None = None  # a frontier trial's fraction of max_duration
     error: str | None = None  # why it has no values, when it failed
     trial_id: str | None = None  # its Tune trial (and so its MLflow run)
+    stage: str | None = None  # the stage whose round trained it
 
     @functools.cached_property
     def run(self) -> Run:

@@ -18,7 +18,8 @@ STAGES = (SCREEN, TUNE, COMPOSE, CONFIRM)
 
 @dataclasses.dataclass
 class Line:
-    """How far a candidate got (the stage it reached) and how it ended there, in a few words."""
+    """How far a candidate got (the stage it reached) and how it ended there, in a few words; in a candidate's
+    path (``FindState.paths``), one step of it: what a stage decided about it."""
 
     stage: str
     outcome: str
@@ -38,6 +39,7 @@ class FindState:
     spent_s: float = 0.0  # wall time of the rounds run so far
     rounds: int = 0
     lines: dict[str, Line] = dataclasses.field(default_factory=dict)
+    paths: dict[str, list[Line]] = dataclasses.field(default_factory=dict)  # each stage's word on a candidate
     screening: dict[str, int] = dataclasses.field(default_factory=dict)  # open candidate -> its look's seeds
     survivors: list[str] = dataclasses.field(default_factory=list)  # shown faster at the screen, in order
     halving: dict[str, Halving] = dataclasses.field(default_factory=dict)
@@ -52,8 +54,14 @@ class FindState:
     verdict: Verdict | None = None  # the recipe's verdict on Confirm's fresh seeds
     control: Verdict | None = None  # the control arm's on the same seeds
 
-    def leave(self, name: str, stage: str, outcome: str) -> None:
+    def leave(self, name: str, stage: str, outcome: str, step: str | None = None) -> None:
+        """``name`` ends ``stage`` with ``outcome`` (its answer line), recorded in its path as ``step`` or that."""
         self.lines[name] = Line(stage, outcome)
+        self.note(name, stage, step or outcome)
+
+    def note(self, name: str, stage: str, step: str) -> None:
+        """A step of ``name``'s path that its answer line does not show (the report page does)."""
+        self.paths.setdefault(name, []).append(Line(stage, step))
 
     def to_data(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -78,6 +86,7 @@ class FindState:
             for name, race in data["halving"].items()
         }
         data["lines"] = {name: Line(**line) for name, line in data["lines"].items()}
+        data["paths"] = {name: [Line(**step) for step in steps] for name, steps in data.get("paths", {}).items()}
         return cls(**data)
 
 

@@ -43,6 +43,7 @@ def tune(race: Race) -> list[Request]:
     order = sorted(state.tuned, key=lambda name: race.merit(state.tuned[name]), reverse=True)
     if order:
         state.current, state.queue = state.tuned[order[0]], order[1:]
+        state.note(order[0], COMPOSE, f"starts the recipe: the fastest tuned survivor, {state.current.key}")
     state.stage = COMPOSE if order else DONE
     return []
 

@@ -87,7 +87,7 @@ def _run_pending(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None
     progress.state.spent_s += time.monotonic() - started
     if interrupted:
         return False
-    trials = observed(trial_config, grids)
+    trials = [dataclasses.replace(trial, stage=round_.stage) for trial in observed(trial_config, grids)]
     progress.observations.add(trials)
     progress.state.rounds += 1
     progress.pending = progress.folder = None
