@@ -25,7 +25,7 @@ import torch
 from pydantic import Field
 
 from raycomp.algorithms.arguments import checked_arguments
-from raycomp.core.algorithm import Algorithm
+from raycomp.core.algorithm import Algorithm, Inapplicable
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.state import State
@@ -109,6 +109,7 @@ class SeqLengthWarmup(Algorithm):
 
     # the values a recipe search (raycomp find) tries beside the defaults
     tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"duration": (0.3, 0.5), "min_seq_length": (8, 16)}
+    workload_arguments: ClassVar[frozenset[str] | None] = frozenset()  # its check reads the batch alone
 
     @checked_arguments
     def __init__(
@@ -147,6 +148,19 @@ class SeqLengthWarmup(Algorithm):
         n_steps = max(1, (self.max_seq_length - self.min_seq_length) // step)
         below = [self.min_seq_length + step * k for k in range(n_steps)]
         return [length for length in below if length < self.max_seq_length] + [self.max_seq_length]
+
+    def check_workload(self, model: Any, batch: Any) -> Inapplicable | None:
+        """It cuts dim 1 of every tensor of the batch: only token ids (an integer ``[batch, sequence]`` tensor) have
+        a sequence there; an image's dim 1 is its channels, which it would leave alone or cut."""
+        del model
+        tensors = (
+            list(batch.values()) if isinstance(batch, Mapping) else list(batch) if isinstance(batch, Sequence) else []
+        )
+        tensors = [t for t in tensors if isinstance(t, torch.Tensor)]
+        if any(t.dim() >= 2 and not t.is_floating_point() and t.dtype != torch.bool for t in tensors):
+            return None
+        shown = ", ".join(f"{str(t.dtype).removeprefix('torch.')} {tuple(t.shape)}" for t in tensors) or "no tensor"
+        return Inapplicable(f"the batch holds no token sequences (an integer [batch, sequence] tensor), only {shown}")
 
     def match(self, event: Event, state: State) -> bool:
         return event is Event.AFTER_DATALOADER

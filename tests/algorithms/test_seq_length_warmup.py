@@ -112,11 +112,15 @@ def test_constructor_validates():
 
 def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
-    path.write_text("algorithms:\n  seq_length_warmup:\n    duration: 0.4\n    max_seq_length: 128\n")
+    language_model = "model: {name: gpt}\ndata: {name: stdlib_text}\n"
+    path.write_text(language_model + "algorithms:\n  seq_length_warmup:\n    duration: 0.4\n    max_seq_length: 128\n")
     [algorithm] = load_experiment(str(path)).build_algorithms()
     assert isinstance(algorithm, SeqLengthWarmup) and (algorithm.duration, algorithm.max_seq_length) == (0.4, 128)
     path.write_text("algorithms:\n  seq_length_warmup:\n    step_size: 0\n")
     with pytest.raises(ConfigError, match="step_size: must be >= 1"):
+        load_experiment(str(path))
+    path.write_text("algorithms: {seq_length_warmup: {}}\n")  # the CNN: an image's dim 1 is its channels
+    with pytest.raises(ConfigError, match=r"seq_length_warmup: .*no token sequences.*float32 \(2, 3, 32, 32\)"):
         load_experiment(str(path))
 
 

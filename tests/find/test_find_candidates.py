@@ -28,8 +28,8 @@ def test_auto_races_what_applies_to_the_cnn_and_says_why_the_rest_is_left_out():
     assert not problems
     assert {"selective_backprop", "mixup", "cutmix", "label_smoothing"} <= names
     assert "ema" not in names  # the experiment's own algorithm: part of the baseline
-    assert set(left_out) == {"alibi", "gated_linear_units", "fused_layernorm"}
-    assert "attention" in left_out["alibi"]
+    assert set(left_out) == {"alibi", "gated_linear_units", "fused_layernorm", "seq_length_warmup"}
+    assert "attention" in left_out["alibi"] and "no token sequences" in left_out["seq_length_warmup"]
 
 
 def test_settings_start_from_the_given_arguments_keep_them_and_stay_within_max_settings():
@@ -63,7 +63,9 @@ def test_the_find_experiments_load_with_their_candidates():
     cnn = load_experiment(experiments / "find_cnn.yaml")
     candidates, left_out, problems = find_candidates(cnn)
     assert (
-        not problems and len(candidates) >= 10 and set(left_out) == {"alibi", "gated_linear_units", "fused_layernorm"}
+        not problems
+        and len(candidates) >= 10
+        and set(left_out) == {"alibi", "gated_linear_units", "fused_layernorm", "seq_length_warmup"}
     )
     lm = load_experiment(experiments / "find_lm.yaml")
     candidates, left_out, problems = find_candidates(lm)
