@@ -88,6 +88,29 @@ Interval = Annotated[str | None, _time_string(TimeUnit.BATCH, TimeUnit.EPOCH, ab
 StartTime = Annotated[str, _time_string(TimeUnit.DURATION, TimeUnit.BATCH, TimeUnit.EPOCH)]
 
 
+def _update_interval(half_life: str | None, update_interval: str | None) -> Time:
+    """``update_interval``, by default one unit of ``half_life`` (a batch with ``smoothing``)."""
+    if update_interval is not None:
+        return Time.from_timestring(update_interval)
+    return Time(1, TimeUnit.BATCH if half_life is None else Time.from_timestring(half_life).unit)
+
+
+def one_smoothing(arguments: Any) -> None:
+    """EMA's smoothing comes from ``half_life`` or ``smoothing``, one of them, updated in ``half_life``'s unit."""
+    half_life, smoothing, update_interval = arguments.half_life, arguments.smoothing, arguments.update_interval
+    if half_life is None and smoothing is None:
+        raise ValueError("EMA needs half_life or smoothing: give one of them")
+    if half_life is not None and smoothing is not None:
+        raise ValueError(
+            "EMA takes half_life or smoothing, not both: to use smoothing, set half_life to None (YAML: null)"
+        )
+    if (
+        half_life is not None
+        and Time.from_timestring(half_life).unit is not _update_interval(half_life, update_interval).unit
+    ):
+        raise ValueError(f"EMA update_interval ({update_interval}) and half_life ({half_life}) must have the same unit")
+
+
 class EMA(Algorithm):
     """Evaluates with an exponential moving average of the weights; see the module docstring for events.
 
@@ -100,7 +123,7 @@ class EMA(Algorithm):
     # the values a recipe search (raycomp find) tries beside the defaults
     tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"half_life": ("100ba", "1000ba")}
 
-    @checked_arguments
+    @checked_arguments(rules=(one_smoothing,))
     def __init__(
         self,
         half_life: Interval = "1000ba",
@@ -108,22 +131,9 @@ class EMA(Algorithm):
         ema_start: StartTime = "0.0dur",
         update_interval: Interval = None,
     ) -> None:
-        if half_life is None and smoothing is None:
-            raise ValueError("EMA needs half_life or smoothing: give one of them")
-        if half_life is not None and smoothing is not None:
-            raise ValueError(
-                "EMA takes half_life or smoothing, not both: to use smoothing, set half_life to None (YAML: null)"
-            )
         self.half_life = None if half_life is None else Time.from_timestring(half_life)
         self.ema_start = Time.from_timestring(ema_start)
-        if update_interval is None:
-            self.update_interval = Time(1, self.half_life.unit if self.half_life is not None else TimeUnit.BATCH)
-        else:
-            self.update_interval = Time.from_timestring(update_interval)
-        if self.half_life is not None and self.half_life.unit is not self.update_interval.unit:
-            raise ValueError(
-                f"EMA update_interval ({update_interval}) and half_life ({half_life}) must have the same unit"
-            )
+        self.update_interval = _update_interval(half_life, update_interval)
         self.smoothing: float = (
             float(smoothing) if smoothing is not None else 2 ** -(self.update_interval / self.half_life)
         )

@@ -102,6 +102,15 @@ def _crop(tensor: torch.Tensor, starts: list[int], sizes: list[int]) -> torch.Te
     return tensor
 
 
+def delay_and_finetune_fit(arguments: Any) -> None:
+    """ProgressiveResizing's delay and full-size finetuning fit in one run."""
+    if arguments.delay_fraction + arguments.finetune_fraction > 1:
+        raise ValueError(
+            "ProgressiveResizing needs delay_fraction + finetune_fraction <= 1, "
+            f"got delay_fraction={arguments.delay_fraction}, finetune_fraction={arguments.finetune_fraction}"
+        )
+
+
 class ProgressiveResizing(Algorithm):
     """Resizes each training batch on AFTER_DATALOADER by a scale that grows from ``initial_scale`` to 1.
 
@@ -123,7 +132,7 @@ class ProgressiveResizing(Algorithm):
         "delay_fraction": (0.3, 0.5),
     }
 
-    @checked_arguments
+    @checked_arguments(rules=(delay_and_finetune_fit,))
     def __init__(
         self,
         mode: Mode = "resize",
@@ -133,11 +142,6 @@ class ProgressiveResizing(Algorithm):
         size_increment: Annotated[int, Field(ge=1)] = 4,
         resize_targets: bool = False,
     ) -> None:
-        if delay_fraction + finetune_fraction > 1:
-            raise ValueError(
-                "ProgressiveResizing needs delay_fraction + finetune_fraction <= 1, "
-                f"got delay_fraction={delay_fraction}, finetune_fraction={finetune_fraction}"
-            )
         self.mode = mode
         self.initial_scale = initial_scale
         self.finetune_fraction = finetune_fraction
@@ -156,8 +160,8 @@ class ProgressiveResizing(Algorithm):
             progress = min((elapsed - self.delay_fraction) / ramp, 1.0)
         return self.initial_scale + (1.0 - self.initial_scale) * progress
 
-    @property
-    def compiles(self) -> bool:
+    @classmethod
+    def compiles_with(cls, arguments: Mapping[str, Any]) -> bool:
         return False
 
     def match(self, event: Event, state: State) -> bool:

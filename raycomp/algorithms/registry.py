@@ -11,10 +11,8 @@ from __future__ import annotations
 import importlib
 import os
 
-from pydantic import BaseModel
-
 from raycomp.algorithms.alibi import Alibi
-from raycomp.algorithms.arguments import arguments_model
+from raycomp.algorithms.arguments import Arguments, arguments_model
 from raycomp.algorithms.blurpool import BlurPool
 from raycomp.algorithms.channels_last import ChannelsLast
 from raycomp.algorithms.cutmix import CutMix
@@ -68,9 +66,14 @@ def algorithm_class(name: str) -> type[Algorithm]:
     return ALGORITHMS[name]
 
 
-def arguments_schema(name: str) -> type[BaseModel]:
-    """The pydantic model of ``name``'s constructor arguments: field names, types, ranges and defaults."""
+def arguments_schema(name: str) -> type[Arguments]:
+    """The pydantic model of ``name``'s constructor arguments: field names, types, ranges, defaults and rules."""
     return arguments_model(ALGORITHMS[name])
+
+
+def build_algorithm(name: str, arguments: Arguments) -> Algorithm:
+    """The algorithm registered as ``name``, built with its validated ``arguments`` (the config's)."""
+    return ALGORITHMS[name](**arguments.given())
 
 
 def _import_plugins() -> None:

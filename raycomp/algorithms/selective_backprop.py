@@ -227,6 +227,14 @@ def freeze_running_stats(layers: list[_BatchNorm], frozen: bool) -> None:
         layer.track_running_stats = not frozen
 
 
+def start_before_end(arguments: Any) -> None:
+    """SelectiveBackprop's window: it starts before it ends."""
+    if not arguments.start < arguments.end:
+        raise ValueError(
+            f"SelectiveBackprop needs 0 <= start < end <= 1, got start={arguments.start}, end={arguments.end}"
+        )
+
+
 class SelectiveBackprop(Algorithm):
     """Prunes each batch to its ``keep`` fraction by loss on AFTER_DATALOADER, between ``start`` and ``end``.
 
@@ -254,7 +262,7 @@ class SelectiveBackprop(Algorithm):
         "end": (0.9, 1.0),
     }
 
-    @checked_arguments
+    @checked_arguments(rules=(start_before_end,))
     def __init__(
         self,
         start: Annotated[float, Field(ge=0, le=1)] = 0.5,
@@ -263,8 +271,6 @@ class SelectiveBackprop(Algorithm):
         scale_factor: Annotated[float, Field(gt=0, le=1)] = 0.5,
         interrupt: Annotated[int, Field(ge=0)] = 2,
     ) -> None:
-        if not start < end:
-            raise ValueError(f"SelectiveBackprop needs 0 <= start < end <= 1, got start={start}, end={end}")
         self.start, self.end, self.keep = start, end, keep
         self.scale_factor, self.interrupt = scale_factor, interrupt
         self._loss_fn: Callable[..., torch.Tensor] | None = None

@@ -95,6 +95,15 @@ def set_batch_sequence_length(batch: Any, seq_length: int, truncate: bool = True
     raise TypeError(f"set_batch_sequence_length needs a tuple, list or mapping batch, got {type(batch).__name__}")
 
 
+def max_not_below_min(arguments: Any) -> None:
+    """SeqLengthWarmup's staircase climbs: its last length is at least its first."""
+    if arguments.max_seq_length < arguments.min_seq_length:
+        raise ValueError(
+            "SeqLengthWarmup needs max_seq_length >= min_seq_length, "
+            f"got {arguments.max_seq_length} < {arguments.min_seq_length}"
+        )
+
+
 class SeqLengthWarmup(Algorithm):
     """Cuts each training batch on AFTER_DATALOADER to ``seq_length_at(elapsed, ...)`` tokens.
 
@@ -111,7 +120,7 @@ class SeqLengthWarmup(Algorithm):
     tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"duration": (0.3, 0.5), "min_seq_length": (8, 16)}
     workload_arguments: ClassVar[frozenset[str] | None] = frozenset()  # its check reads the batch alone
 
-    @checked_arguments
+    @checked_arguments(rules=(max_not_below_min,))
     def __init__(
         self,
         duration: Annotated[float, Field(ge=0, le=1)] = 0.3,
@@ -121,10 +130,6 @@ class SeqLengthWarmup(Algorithm):
         truncate: bool = True,
         buckets: Annotated[int, Field(ge=0)] = 4,
     ) -> None:
-        if max_seq_length < min_seq_length:
-            raise ValueError(
-                f"SeqLengthWarmup needs max_seq_length >= min_seq_length, got {max_seq_length} < {min_seq_length}"
-            )
         self.duration = duration
         self.min_seq_length = min_seq_length
         self.max_seq_length = max_seq_length
@@ -132,9 +137,9 @@ class SeqLengthWarmup(Algorithm):
         self.truncate = truncate
         self.buckets = buckets
 
-    @property
-    def compiles(self) -> bool:
-        return self.buckets > 0
+    @classmethod
+    def compiles_with(cls, arguments: Mapping[str, Any]) -> bool:
+        return arguments["buckets"] > 0  # a few lengths, each compiled once; none: every length a recompilation
 
     def seq_length_at(self, elapsed: float) -> int:
         return seq_length_at(

@@ -20,7 +20,7 @@ def report_answer(
 ) -> None:
     answer, observations = outcome.answer, outcome.progress.observations
     recipe = answer.recommended
-    block = {**config.algorithms, **recipe.algorithms()} if recipe is not None else None
+    block = {**config.to_dict()["algorithms"], **recipe.algorithms()} if recipe is not None else None
     with interrupts_deferred():
         folder = config.layout.local_dir
         paths = write_find_files(folder, config, answer, observations, left_out)

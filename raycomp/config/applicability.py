@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from raycomp.algorithms.registry import ALGORITHMS, algorithm_class
+from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, build_algorithm
 from raycomp.base.errors import one_line
 from raycomp.config.messages import Problem
 from raycomp.config.probe import Workload, build_workload, model_label
@@ -50,7 +50,8 @@ def applicable_algorithms(
     refusals: dict[str, Inapplicable | None] = {}
     for name in list(names or ALGORITHMS):
         try:
-            built[name] = algorithm_class(name)(**config.algorithms.get(name, {}))
+            configured = config.algorithms.get(name)
+            built[name] = algorithm_class(name)() if configured is None else build_algorithm(name, configured)
         except Exception as error:
             refusals[name] = Inapplicable(f"it cannot be built with these arguments: {one_line(error)}")
     refusals.update(algorithm_refusals(workload, built))
@@ -67,6 +68,6 @@ def refusal_problem(config: ExperimentConfig, name: str, refusal: Inapplicable) 
 
 def algorithm_problems(config: ExperimentConfig, workload: Workload) -> list[Problem]:
     """The configured algorithms that cannot run on ``workload``, each at its key."""
-    built = dict(zip(config.algorithms, config.build_algorithms(), strict=True))
+    built = {name: build_algorithm(name, arguments) for name, arguments in config.algorithms.items()}
     refusals = algorithm_refusals(workload, built)
     return [refusal_problem(config, name, refusal) for name, refusal in refusals.items() if refusal is not None]

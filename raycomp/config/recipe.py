@@ -15,10 +15,11 @@ import torch
 from torch.optim.lr_scheduler import LRScheduler
 from torch.utils.data import DataLoader
 
+from raycomp.algorithms.registry import build_algorithm
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig
 from raycomp.config.optimization import OPTIMIZERS, is_torch_scheduler
-from raycomp.core import Callback, Evaluator, LoggerDestination, Time, TimeUnit
+from raycomp.core import Algorithm, Callback, Evaluator, LoggerDestination, Time, TimeUnit
 from raycomp.core.schedulers import (
     ComposerScheduler,
     CosineAnnealingWithWarmupScheduler,
@@ -97,6 +98,11 @@ def _class_schedule(
             "or a schedule, a callable of the State giving the lr multiplier (raycomp.core.schedulers)"
         )
     return built
+
+
+def build_algorithms(config: ExperimentConfig) -> list[Algorithm]:
+    """The config's algorithms, in its order, each built once from its validated arguments."""
+    return [build_algorithm(name, arguments) for name, arguments in config.algorithms.items()]
 
 
 def data_seed(config: ExperimentConfig) -> int:
@@ -181,7 +187,7 @@ def build_trainer(
         train_loader,
         config.max_duration,
         eval_dataloader=Evaluator(keys.EVAL_LABEL, eval_loader, metrics=config.build_eval_metrics()),
-        algorithms=config.build_algorithms(),
+        algorithms=build_algorithms(config),
         callbacks=callbacks,
         optimizers=optimizer,
         schedulers=scheduler,

@@ -5,8 +5,9 @@
 problem found is gathered into one ``ConfigError``, so a bad file is fixed in one pass.
 
 An algorithm's arguments are checked against the declaration in its constructor's signature
-(``raycomp.algorithms.arguments``), each at its own key; the algorithm is built only once every argument is
-valid, to run the rules that tie its arguments together, whose ``ValueError`` is reported at its name.
+(``raycomp.algorithms.arguments``), each at its own key, and the rules that tie them together (``start < end``)
+at the algorithm's name; the config keeps the validated ``Arguments``. No algorithm is built here: the recipe
+builds each once (``config/recipe.py``).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, FieldSerializationInfo, ValidationError, field_serializer, field_validator, model_validator
 
+from raycomp.algorithms.arguments import Arguments, broken_rule
 from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, arguments_schema
 from raycomp.base import keys
 from raycomp.base.errors import ConfigError
@@ -47,8 +49,6 @@ from raycomp.core.time import Time, TimeUnit
 if TYPE_CHECKING:
     from torchmetrics import Metric
 
-    from raycomp.core.algorithm import Algorithm
-
 
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
 
@@ -56,7 +56,8 @@ _FOLDER_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
 class ExperimentConfig(Section):
     """A whole experiment. Build it with ``from_dict`` or ``load_experiment``; change it with ``with_overrides``.
 
-    ``algorithms`` maps a name in ``ALGORITHMS`` to its constructor arguments (empty or null: the defaults).
+    ``algorithms`` maps a name in ``ALGORITHMS`` to its validated constructor arguments (written as a mapping;
+    empty or null: the defaults).
     ``storage_path`` is where Ray stores results, kept as written; see ``layout``.
     """
 
@@ -72,7 +73,7 @@ class ExperimentConfig(Section):
     grad_accum: int = Field(1, ge=1)
     # torch.compile for the training step (and SelectiveBackprop's selection pass): a mode, or true for "default"
     compile: bool | Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"] = False
-    algorithms: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    algorithms: dict[str, Arguments] = Field(default_factory=dict)
     scaling: ScalingConfig = Field(default_factory=ScalingConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
     failure: FailureConfig = Field(default_factory=FailureConfig)
@@ -101,19 +102,28 @@ class ExperimentConfig(Section):
         if not isinstance(data, Mapping):
             raise Invalid([((), f"must map algorithm names to their arguments, got {show(data)}")])
         problems: list[Problem] = []
-        checked: dict[Any, Any] = {}
+        checked: dict[str, Arguments] = {}
         for name, args in data.items():
             args = {} if args is None else args
+            if isinstance(args, Arguments):
+                args = args.given()
             if name not in ALGORITHMS:
                 problems.append(((name,), f"unknown algorithm {suggest(name, ALGORITHMS, 'algorithms')}"))
             elif not isinstance(args, Mapping):
                 problems.append(((name,), f"must map argument names to values (or be empty), got {show(args)}"))
             else:
-                problems += [((name, *path), message) for path, message in algorithm_problems(name, args)]
-            checked[name] = dict(args) if isinstance(args, Mapping) else args
+                arguments, found = validated_arguments(name, args)
+                problems += [((name, *path), message) for path, message in found]
+                if arguments is not None:
+                    checked[name] = arguments
         if problems:
             raise Invalid(problems)
         return checked
+
+    @field_serializer("algorithms")
+    def _algorithms_as_written(self, algorithms: dict[str, Arguments], info: FieldSerializationInfo) -> dict[str, Any]:
+        """Each algorithm's given arguments only: written back, a config says what its author wrote."""
+        return {name: args.model_dump(mode=info.mode, exclude_unset=True) for name, args in algorithms.items()}
 
     @model_validator(mode="after")
     def _check_workload(self) -> ExperimentConfig:
@@ -131,7 +141,9 @@ class ExperimentConfig(Section):
         """Algorithms that change the batch's shape every few steps would recompile the step each time."""
         if self.compile is False:
             return self
-        refused = [name for name, args in self.algorithms.items() if not algorithm_class(name)(**args).compiles]
+        refused = [
+            name for name, args in self.algorithms.items() if not algorithm_class(name).compiles_with(dict(args))
+        ]
         if refused:
             message = (
                 f"cannot be used with {', '.join(refused)}, which changes the batch's shape as it trains "
@@ -211,10 +223,6 @@ class ExperimentConfig(Section):
             data["sweep"]["space"] = {p: d for p, d in space.items() if swept_algorithm(p) not in names}
         return ExperimentConfig.from_dict(data, source="<without_algorithms>")
 
-    def build_algorithms(self) -> list[Algorithm]:
-        """Fresh ``Algorithm`` instances, in config order."""
-        return [algorithm_class(name)(**args) for name, args in self.algorithms.items()]
-
     def build_eval_metrics(self) -> dict[str, Metric]:
         """Fresh torchmetrics for ``eval.metrics``, by name (an ``Evaluator``'s ``metrics``)."""
         classes = self.eval.metric_classes().items()
@@ -228,7 +236,7 @@ class ExperimentConfig(Section):
         """Dotted key -> scalar, for logging params; algorithms show every argument, defaults included, and a
         user model or data its ``class_path`` and each ``init_args`` value (not the unused built-in name)."""
         data = self.to_dict()
-        data["algorithms"] = {name: _effective_args(name, args) for name, args in self.algorithms.items()}
+        data["algorithms"] = {name: args.model_dump(mode="json") for name, args in self.algorithms.items()}
         for section in ("model", "data"):  # a class_path replaces the built-in name: do not show one as trained
             if data[section]["class_path"] is not None:
                 del data[section]["name"]
@@ -239,7 +247,14 @@ class ExperimentConfig(Section):
 
 def algorithm_problems(name: str, args: Mapping[str, Any]) -> list[Problem]:
     """Problems with one algorithm's arguments, at their keys, read from its constructor's declaration."""
-    cls, fields = algorithm_class(name), arguments_schema(name).model_fields
+    return validated_arguments(name, args)[1]
+
+
+def validated_arguments(name: str, args: Mapping[str, Any]) -> tuple[Arguments | None, list[Problem]]:
+    """One algorithm's arguments validated by its constructor's declaration, else None and the problems, at their
+    keys: each argument at its own, a rule across arguments (``start < end``) at the algorithm's."""
+    cls, model = algorithm_class(name), arguments_schema(name)
+    fields = model.model_fields
     problems: list[Problem] = [
         ((arg,), f"unknown argument of {cls.__name__} {suggest(arg, fields, 'arguments')}")
         for arg in args
@@ -247,26 +262,18 @@ def algorithm_problems(name: str, args: Mapping[str, Any]) -> list[Problem]:
     ]
     missing = [arg for arg, field in fields.items() if field.is_required() and arg not in args]
     if missing:
-        return [*problems, ((), f"missing argument(s) {', '.join(missing)} (add them under algorithms.{name})")]
-    known = {arg: value for arg, value in args.items() if arg in fields}
+        return None, [*problems, ((), f"missing argument(s) {', '.join(missing)} (add them under algorithms.{name})")]
     try:
-        arguments_schema(name).model_validate(known)
+        arguments = model.model_validate({arg: value for arg, value in args.items() if arg in fields})
     except ValidationError as exc:
+        rule = broken_rule(exc)
+        if rule is not None:  # every argument is valid: reported when nothing else is
+            return None, problems or [((), str(rule))]
         for entry in exc.errors(include_url=False):
             loc = tuple(entry["loc"])
             problems.append((loc, explain(entry, fields.get(str(loc[0])) if len(loc) == 1 else None)))
-    if problems:
-        return problems
-    try:
-        cls(**known)  # each argument is valid: only the rules across arguments are left to fail
-    except ValueError as exc:
-        return [((), str(exc))]
-    return []
-
-
-def _effective_args(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    fields = arguments_schema(name).model_fields
-    return {**{arg: field.default for arg, field in fields.items() if not field.is_required()}, **args}
+        return None, problems
+    return (None if problems else arguments), problems
 
 
 def _flatten_into(flat: dict[str, Any], prefix: str, value: Any) -> None:

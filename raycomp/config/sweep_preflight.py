@@ -78,7 +78,7 @@ def _method_problems(config: ExperimentConfig, trial: ExperimentConfig, workload
         for picks in _combinations([space[path] for path in paths]):
             drawn = {_argument(path): value for path, (_, value) in zip(paths, picks, strict=True)}
             try:
-                algorithm = algorithm_class(name)(**{**arguments, **drawn})
+                algorithm = algorithm_class(name)(**{**arguments.given(), **drawn})
             except Exception:  # a clash of drawn values (start >= end): refused when such a trial is drawn
                 continue
             refusal = algorithm_refusals(workload, {name: algorithm})[name]

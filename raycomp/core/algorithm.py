@@ -73,11 +73,18 @@ class Algorithm(Serializable, ABC):
         """True if this algorithm may leave parameters without gradients (DDP must then look for them)."""
         return False
 
+    @classmethod
+    def compiles_with(cls, arguments: Mapping[str, Any]) -> bool:
+        """False if, built with ``arguments`` (every constructor argument, defaults filled in), it changes the
+        training batch's shape from step to step (ProgressiveResizing): a step compiled with static shapes would
+        recompile for each, so the config refuses it with ``compile``. A class method: the config asks it
+        before anything is built."""
+        return True
+
     @property
     def compiles(self) -> bool:
-        """False if it changes the training batch's shape from step to step (ProgressiveResizing): a step
-        compiled with static shapes would recompile for each, so the config refuses it with ``compile``."""
-        return True
+        """``compiles_with`` this instance's own arguments."""
+        return type(self).compiles_with(self._init_args)
 
     @property
     def backwards_create_graph(self) -> bool:

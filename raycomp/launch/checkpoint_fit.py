@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from raycomp.algorithms.registry import algorithm_class, build_algorithm
 from raycomp.base.errors import CheckpointError
 from raycomp.config import ExperimentConfig
 from raycomp.config.recipe import build_model_for
@@ -31,7 +32,7 @@ def check_fits(config: ExperimentConfig, path: Path, recreate_required: bool = F
     ``recreate_required``, and match the model's parameter and buffer names and shapes.
     """
     payload = checkpoint.load_checkpoint(path)
-    present = [type(algorithm) for algorithm in config.build_algorithms()]
+    present = [algorithm_class(name) for name in config.algorithms]
     missing = checkpoint.missing_required(payload, present)
     if missing and not recreate_required:
         raise CheckpointError(f"{path}: {checkpoint.refusal(missing, '--recreate-required')}")
@@ -55,7 +56,11 @@ def expected_model_state(config: ExperimentConfig, payload: Mapping[str, Any]) -
     (others, such as RandAugment, need the data loader); the checkpoint's own re-created ones follow.
     """
     model = build_model_for(config)
-    surgery = [algorithm for algorithm in config.build_algorithms() if type(algorithm).required_on_load()]
+    surgery = [
+        build_algorithm(name, arguments)
+        for name, arguments in config.algorithms.items()
+        if algorithm_class(name).required_on_load()
+    ]
     state = State(model, "1ep", algorithms=surgery)
     engine = Engine(state, Logger())
     engine.run_event(Event.INIT)

@@ -12,6 +12,7 @@ from raycomp import Event
 from raycomp.algorithms import Alibi
 from raycomp.algorithms.alibi import ALiBiBias, alibi_bias, alibi_slopes
 from raycomp.config import ConfigError, load_experiment
+from raycomp.config.recipe import build_algorithms
 from raycomp.core import Callback
 from raycomp.functional import apply_alibi
 from raycomp.loop.checkpoint import CheckpointError
@@ -253,7 +254,7 @@ def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
     arguments = "    max_sequence_length: 512\n    train_sequence_length_scaling: 0.5\n"
     path.write_text(LANGUAGE_MODEL_YAML + "algorithms:\n  alibi:\n" + arguments)
-    [algorithm] = load_experiment(str(path)).build_algorithms()
+    [algorithm] = build_algorithms(load_experiment(str(path)))
     assert isinstance(algorithm, Alibi)
     assert (algorithm.max_sequence_length, algorithm.train_sequence_length_scaling) == (512, 0.5)
     path.write_text("algorithms:\n  alibi:\n    train_sequence_length_scaling: 0\n")

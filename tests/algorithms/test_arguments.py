@@ -1,6 +1,7 @@
 """Each algorithm declares its arguments once, in its signature: checked in Python, read by the config."""
 
 import inspect
+import pickle
 
 import pytest
 from pydantic import ValidationError
@@ -51,3 +52,16 @@ def test_the_schema_is_the_signature(name):
     assert list(fields) == [p.name for p in parameters]
     assert all(fields[p.name].default == p.default for p in parameters)
     cls(**{p.name: p.default for p in parameters})  # the defaults pass their own declaration
+
+
+def test_rules_across_arguments_are_in_the_model_so_no_instance_checks_them():
+    """The config validates ``start < end`` with the model alone, keeps it, and pickles it as Ray does."""
+    model = arguments_schema("selective_backprop")
+    with pytest.raises(ValidationError, match="SelectiveBackprop needs 0 <= start < end <= 1"):
+        model.model_validate({"start": 0.9, "end": 0.5})
+    arguments = model.model_validate({"keep": 0.3})
+    assert arguments.given() == {"keep": 0.3} and (arguments.keep, arguments.end) == (0.3, 0.9)
+    assert pickle.loads(pickle.dumps(arguments)) == arguments
+    assert pickle.loads(pickle.dumps(arguments)).given() == {"keep": 0.3}
+    with pytest.raises(ValidationError, match="frozen"):
+        arguments.keep = 0.5

@@ -10,6 +10,7 @@ from raycomp import Event, Trainer
 from raycomp.algorithms import BlurPool
 from raycomp.algorithms.blurpool_layers import BlurConv2d, BlurMaxPool2d
 from raycomp.config import ConfigError, load_experiment
+from raycomp.config.recipe import build_algorithms
 from raycomp.functional import apply_blurpool, blur_2d, blurmax_pool2d
 from raycomp.loop.checkpoint import CheckpointError
 from raycomp.models.base import ClassifierModel
@@ -236,7 +237,7 @@ def test_loading_with_blurpool_gives_identical_weights(trained_folder, trained):
 def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
     path.write_text("algorithms:\n  blurpool:\n    min_channels: 8\n    blur_first: false\n")
-    [algorithm] = load_experiment(str(path)).build_algorithms()
+    [algorithm] = build_algorithms(load_experiment(str(path)))
     assert isinstance(algorithm, BlurPool) and (algorithm.min_channels, algorithm.blur_first) == (8, False)
     path.write_text(textwrap.dedent("algorithms:\n  blurpool:\n    min_channels: 0\n"))
     with pytest.raises(ConfigError) as info:

@@ -5,6 +5,7 @@ from helpers import tiny_dataset, tiny_loader, tiny_model
 from raycomp import Event, Trainer
 from raycomp.algorithms import ChannelsLast
 from raycomp.config import ConfigError, load_experiment
+from raycomp.config.recipe import build_algorithms
 from raycomp.functional import apply_channels_last
 
 
@@ -54,7 +55,7 @@ def test_a_fit_keeps_the_layout_and_trains(tmp_path):
 def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
     path.write_text("algorithms:\n  channels_last: {}\n")
-    assert isinstance(load_experiment(str(path)).build_algorithms()[0], ChannelsLast)
+    assert isinstance(build_algorithms(load_experiment(str(path)))[0], ChannelsLast)
     path.write_text("algorithms:\n  channels_last:\n    enabled: true\n")
     with pytest.raises(ConfigError) as info:
         load_experiment(str(path))

@@ -8,6 +8,7 @@ from torch import nn
 from raycomp import Callback, Event, Trainer
 from raycomp.algorithms import EMA
 from raycomp.config import ConfigError, load_experiment
+from raycomp.config.recipe import build_algorithms
 from raycomp.core import Evaluator
 from raycomp.functional import compute_ema
 from raycomp.loop.checkpoint import load_checkpoint
@@ -225,7 +226,7 @@ def test_resuming_from_the_final_checkpoint_trains_the_training_weights(tmp_path
 def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
     path.write_text("algorithms:\n  ema:\n    half_life: 50ba\n    ema_start: 0.25dur\n")
-    [algorithm] = load_experiment(str(path)).build_algorithms()
+    [algorithm] = build_algorithms(load_experiment(str(path)))
     assert isinstance(algorithm, EMA) and str(algorithm.half_life) == "50ba" and str(algorithm.ema_start) == "0.25dur"
     path.write_text("algorithms:\n  ema:\n    half_life: 50sp\n")
     with pytest.raises(ConfigError) as info:

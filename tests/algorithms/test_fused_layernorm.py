@@ -9,6 +9,7 @@ from raycomp import Event
 from raycomp.algorithms import FusedLayerNorm, GatedLinearUnits
 from raycomp.algorithms.fused_layernorm import TorchFusedLayerNorm, apex_available
 from raycomp.config import load_experiment
+from raycomp.config.recipe import build_algorithms
 from raycomp.core import Algorithm
 from raycomp.functional import apply_fused_layernorm
 from raycomp.loop.checkpoint import CheckpointError
@@ -112,5 +113,5 @@ def test_loading_without_fused_layernorm_recreates_it_when_asked(trained_folder,
 def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
     path.write_text(LANGUAGE_MODEL_YAML + "algorithms:\n  fused_layernorm:\n    backend: torch\n")
-    [algorithm] = load_experiment(str(path)).build_algorithms()
+    [algorithm] = build_algorithms(load_experiment(str(path)))
     assert isinstance(algorithm, FusedLayerNorm) and algorithm.backend == "torch"

@@ -9,6 +9,7 @@ from torch.nn import functional as F
 from raycomp.algorithms import GatedLinearUnits
 from raycomp.algorithms.glu import GatedProjection, gated_width
 from raycomp.config import load_experiment
+from raycomp.config.recipe import build_algorithms
 from raycomp.functional import apply_gated_linear_units
 from raycomp.loop.checkpoint import CheckpointError
 from raycomp.models import LanguageModel
@@ -142,5 +143,5 @@ def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
     arguments = "    activation: relu\n    width_ratio: 1.0\n"
     path.write_text(LANGUAGE_MODEL_YAML + "algorithms:\n  gated_linear_units:\n" + arguments)
-    [algorithm] = load_experiment(str(path)).build_algorithms()
+    [algorithm] = build_algorithms(load_experiment(str(path)))
     assert isinstance(algorithm, GatedLinearUnits) and (algorithm.activation, algorithm.width_ratio) == ("relu", 1.0)

@@ -6,6 +6,7 @@ from torch import nn
 from raycomp import Event, Trainer
 from raycomp.algorithms import GradientClipping
 from raycomp.config import ConfigError, load_experiment
+from raycomp.config.recipe import build_algorithms
 from raycomp.functional import apply_gradient_clipping
 
 
@@ -117,7 +118,7 @@ def test_runs_on_after_train_batch_only():
 def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
     path.write_text("algorithms:\n  gradient_clipping:\n    clipping_type: adaptive\n    clipping_threshold: 0.05\n")
-    [algorithm] = load_experiment(str(path)).build_algorithms()
+    [algorithm] = build_algorithms(load_experiment(str(path)))
     assert isinstance(algorithm, GradientClipping)
     assert (algorithm.clipping_type, algorithm.clipping_threshold) == ("adaptive", 0.05)
     path.write_text("algorithms:\n  gradient_clipping:\n    clipping_type: l2\n")

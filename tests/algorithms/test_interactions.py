@@ -11,6 +11,7 @@ from helpers import tiny_dataset, tiny_loader, tiny_model
 from raycomp import Callback, Event, State, Trainer
 from raycomp.algorithms import CutMix, LabelSmoothing, MixUp, ProgressiveResizing, SelectiveBackprop
 from raycomp.config import ConfigError, ExperimentConfig
+from raycomp.config.recipe import build_algorithms
 from raycomp.core import Algorithm, Engine
 from raycomp.core.passes import default_passes, set_filo_order
 from raycomp.functional import smooth_labels
@@ -211,7 +212,7 @@ DEFAULTS = {
 
 @pytest.mark.parametrize("name", DEFAULTS)
 def test_each_name_validates_and_builds(name):
-    (algorithm,) = ExperimentConfig.from_dict({"algorithms": {name: None}}).build_algorithms()
+    (algorithm,) = build_algorithms(ExperimentConfig.from_dict({"algorithms": {name: None}}))
     assert type(algorithm) is DEFAULTS[name]
 
 
@@ -222,7 +223,7 @@ def test_all_four_with_arguments_build_in_config_order():
         "mixup": {"alpha": 0.3, "interpolate_loss": True},
         "label_smoothing": {"smoothing": 0.2},
     }
-    built = ExperimentConfig.from_dict({"algorithms": algorithms}).build_algorithms()
+    built = build_algorithms(ExperimentConfig.from_dict({"algorithms": algorithms}))
     assert [type(a) for a in built] == [ProgressiveResizing, CutMix, MixUp, LabelSmoothing]
     assert (built[0].mode, built[0].initial_scale, built[1].alpha, built[3].smoothing) == ("crop", 0.25, 0.5, 0.2)
 

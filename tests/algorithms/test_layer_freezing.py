@@ -11,6 +11,7 @@ from torch.utils.data import DataLoader, DistributedSampler
 from raycomp import Event, State, Trainer
 from raycomp.algorithms import LayerFreezing
 from raycomp.config import ConfigError, load_experiment
+from raycomp.config.recipe import build_algorithms
 from raycomp.core import Engine
 from raycomp.functional import freeze_layers
 from raycomp.loop.checkpoint import CheckpointError
@@ -221,7 +222,7 @@ def test_ddp_is_told_to_find_unused_parameters(tmp_path):
 def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
     path.write_text("algorithms:\n  layer_freezing:\n    freeze_start: 0.25\n")
-    [algorithm] = load_experiment(str(path)).build_algorithms()
+    [algorithm] = build_algorithms(load_experiment(str(path)))
     assert isinstance(algorithm, LayerFreezing) and (algorithm.freeze_start, algorithm.freeze_level) == (0.25, 1.0)
     path.write_text("algorithms:\n  layer_freezing:\n    freeze_level: 2\n")
     with pytest.raises(ConfigError) as info:

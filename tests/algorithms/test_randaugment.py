@@ -12,7 +12,7 @@ from raycomp.algorithms import RandAugment
 from raycomp.algorithms.randaugment import OPERATIONS, ExampleTransformed
 from raycomp.base.torchvision_shim import import_torchvision
 from raycomp.config import ConfigError, ExperimentConfig, load_experiment
-from raycomp.config.recipe import build_trainer
+from raycomp.config.recipe import build_algorithms, build_trainer
 from raycomp.data import build_datasets
 from raycomp.functional import RandAugmentTransform, randaugment, randaugment_image
 
@@ -143,7 +143,7 @@ def test_refuses_a_train_dataloader_it_cannot_augment_per_example():
 def test_experiment_config_names_it_and_checks_its_arguments(tmp_path):
     path = tmp_path / "exp.yaml"
     path.write_text("algorithms:\n  randaugment: {severity: 5, depth: 1, augmentation_set: safe}\n")
-    [algorithm] = load_experiment(str(path)).build_algorithms()
+    [algorithm] = build_algorithms(load_experiment(str(path)))
     assert isinstance(algorithm, RandAugment) and (algorithm.severity, algorithm.depth) == (5, 1)
     path.write_text("algorithms:\n  randaugment:\n    magnitude: 9\n    depth: -1\n")
     with pytest.raises(ConfigError) as info:

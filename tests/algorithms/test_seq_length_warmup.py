@@ -10,6 +10,7 @@ from lm_helpers import lm_trainer
 from raycomp.algorithms import SelectiveBackprop, SeqLengthWarmup
 from raycomp.algorithms.seq_length_warmup import seq_length_at
 from raycomp.config import ConfigError, load_experiment
+from raycomp.config.recipe import build_algorithms
 from raycomp.core import Callback, Event
 from raycomp.functional import set_batch_sequence_length
 
@@ -114,7 +115,7 @@ def test_experiment_config(tmp_path):
     path = tmp_path / "exp.yaml"
     language_model = "model: {name: gpt}\ndata: {name: stdlib_text}\n"
     path.write_text(language_model + "algorithms:\n  seq_length_warmup:\n    duration: 0.4\n    max_seq_length: 128\n")
-    [algorithm] = load_experiment(str(path)).build_algorithms()
+    [algorithm] = build_algorithms(load_experiment(str(path)))
     assert isinstance(algorithm, SeqLengthWarmup) and (algorithm.duration, algorithm.max_seq_length) == (0.4, 128)
     path.write_text("algorithms:\n  seq_length_warmup:\n    step_size: 0\n")
     with pytest.raises(ConfigError, match="step_size: must be >= 1"):

@@ -173,7 +173,7 @@ def test_h1_overlapping_ranges_build_every_valid_trial_and_refuse_only_the_inval
     for start, end in ((0.0, 0.3), (0.0, 1.0), (0.85, 1.0)):
         trial = trial_config(base, Arm(keys.METHOD, overrides={f"{SB}.start": start, f"{SB}.end": end}))
         assert trial.sweep is None
-        assert trial.algorithms["selective_backprop"] == {"start": start, "end": end, "keep": 0.5}
+        assert trial.algorithms["selective_backprop"].given() == {"start": start, "end": end, "keep": 0.5}
     with pytest.raises(ConfigError, match="start < end"):
         trial_config(base, Arm(keys.METHOD, overrides={f"{SB}.start": 0.85, f"{SB}.end": 0.3}))
 

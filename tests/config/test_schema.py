@@ -15,6 +15,7 @@ from raycomp.algorithms.registry import ALGORITHMS
 from raycomp.base import keys
 from raycomp.base.layout import RunLayout
 from raycomp.config import ConfigError, ExperimentConfig, load_experiment
+from raycomp.config.recipe import build_algorithms
 from raycomp.core.time import Time, TimeUnit
 
 # ---- valid configs ----------------------------------------------------------------------------------------
@@ -32,10 +33,10 @@ def test_full_yaml(tmp_path):
     assert config.scaling.resources_per_worker == {"CPU": 1.0, "GPU": 1.0}
     assert config.sweep.scheduler.grace_period == 2 and config.sweep.swept_algorithms() == ["selective_backprop"]
     assert config.layout.storage == str(Path.cwd() / "runs" / "sb")
-    (algorithm,) = config.build_algorithms()
+    (algorithm,) = build_algorithms(config)
     assert isinstance(algorithm, SelectiveBackprop)
     assert (algorithm.start, algorithm.keep, algorithm.end) == (0.3, 0.5, 0.9)
-    assert config.build_algorithms()[0] is not algorithm
+    assert build_algorithms(config)[0] is not algorithm
     with pytest.raises(ValueError, match="frozen"):
         config.seed = 3
 
@@ -50,13 +51,13 @@ def test_defaults_from_a_one_key_file_and_an_empty_dict(tmp_path):
     assert config.precision == "fp32" and config.algorithms == {} and config.sweep is None
     assert (config.scaling.num_workers, config.scaling.worker_gpus) == (1, 0)
     assert config.checkpoint.num_to_keep == 2 and config.tracking.enabled and config.storage_path == "./runs"
-    assert config.build_algorithms() == []
+    assert build_algorithms(config) == []
 
 
 def test_algorithm_with_null_arguments_takes_the_defaults(tmp_path):
     config = load_experiment(write(tmp_path, "algorithms:\n  selective_backprop:\n"))
-    assert config.algorithms == {"selective_backprop": {}}
-    assert config.build_algorithms()[0].keep == 0.5
+    assert config.algorithms["selective_backprop"].given() == {}
+    assert build_algorithms(config)[0].keep == 0.5
 
 
 @pytest.mark.parametrize(
@@ -115,8 +116,8 @@ def test_unknown_algorithm(tmp_path):
 def test_with_overrides_revalidates(tmp_path):
     config = load_experiment(write(tmp_path, FULL))
     trial = config.with_overrides({"algorithms.selective_backprop.keep": 0.7, "optimizer.lr": 0.01})
-    assert trial.algorithms["selective_backprop"]["keep"] == 0.7 and trial.optimizer.lr == 0.01
-    assert config.algorithms["selective_backprop"]["keep"] == 0.5  # the original is untouched
+    assert trial.algorithms["selective_backprop"].keep == 0.7 and trial.optimizer.lr == 0.01
+    assert config.algorithms["selective_backprop"].keep == 0.5  # the original is untouched
     with pytest.raises(ConfigError) as info:
         config.with_overrides({"optimizer.lr": -1.0})
     assert info.value.problems == ["override optimizer.lr=-1.0: optimizer.lr: must be > 0, got -1.0 (default: 0.05)"]
@@ -125,7 +126,7 @@ def test_with_overrides_revalidates(tmp_path):
 def test_without_algorithms_drops_them_and_their_sweeps(tmp_path):
     config = load_experiment(write(tmp_path, FULL))
     baseline = config.without_algorithms(config.sweep.swept_algorithms())
-    assert baseline.algorithms == {} and baseline.build_algorithms() == []
+    assert baseline.algorithms == {} and build_algorithms(baseline) == []
     assert list(baseline.sweep.space) == ["optimizer.lr", "data.batch_size"]
     assert baseline.optimizer == config.optimizer
 
@@ -168,7 +169,7 @@ def test_config_imports_without_ray_or_mlflow():
 
 def test_null_is_accepted_where_the_algorithm_allows_none(tmp_path):
     path = write(tmp_path, "algorithms:\n  ema:\n    half_life: null\n    smoothing: 0.99\n")
-    assert load_experiment(path).algorithms["ema"] == {"half_life": None, "smoothing": 0.99}
+    assert load_experiment(path).algorithms["ema"].given() == {"half_life": None, "smoothing": 0.99}
     bad = write(tmp_path, "algorithms:\n  ema:\n    ema_start: null\n")
     assert "must be a string, got null" in only_problem(bad)
 

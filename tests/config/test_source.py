@@ -28,7 +28,7 @@ def test_set_overrides(tmp_path):
             "name=renamed",
         ],
     )
-    assert config.algorithms["selective_backprop"] == {"start": 0.3, "keep": 0.3}
+    assert config.algorithms["selective_backprop"].given() == {"start": 0.3, "keep": 0.3}
     assert (config.scaling.num_workers, config.sweep, config.optimizer.lr, config.name) == (0, None, 0.02, "renamed")
 
 
@@ -43,7 +43,7 @@ def test_set_creates_nested_values(tmp_path):
             "sweep.space.optimizer.lr.choice=[0.1, 0.2]",
         ],
     )
-    assert config.algorithms == {"selective_backprop": {"end": 0.8}}
+    assert config.to_dict()["algorithms"] == {"selective_backprop": {"end": 0.8}}
     assert config.sweep.num_samples == 3
     assert config.sweep.space["algorithms.selective_backprop.keep"].values == [0.2, 0.4]
     assert config.sweep.space["optimizer.lr"].kind == "choice"

@@ -102,7 +102,7 @@ def test_a_trial_is_not_held_to_the_other_trials_bounds(tmp_path):
     base = load_experiment(write(tmp_path, OVERLAPPING))
     arm = Arm(keys.METHOD, overrides={f"{SB}.start": 0.5, f"{SB}.end": 0.55})
     trial = trial_config(base, arm)
-    assert trial.sweep is None and trial.algorithms["selective_backprop"] == {"start": 0.5, "end": 0.55}
+    assert trial.sweep is None and trial.algorithms["selective_backprop"].given() == {"start": 0.5, "end": 0.55}
     assert base.sweep is not None  # the driver's config keeps its sweep
     with pytest.raises(ConfigError, match="start < end"):  # a trial's own values are still checked
         trial_config(base, Arm(keys.METHOD, overrides={f"{SB}.start": 0.5, f"{SB}.end": 0.45}))
@@ -129,9 +129,9 @@ def test_the_baseline_drops_the_swept_algorithms_and_ignores_overrides(tmp_path)
     text = "algorithms:\n  selective_backprop: {}\n  label_smoothing: {}\nsweep:\n  space:\n"
     base = load_experiment(write(tmp_path, text + f"    {SB}.keep: {{grid: [0.3, 0.7]}}\n"))
     baseline = trial_config(base, Arm(keys.BASELINE, overrides={f"{SB}.keep": None}))
-    assert baseline.algorithms == {"label_smoothing": {}} and baseline.sweep is None
+    assert baseline.to_dict()["algorithms"] == {"label_smoothing": {}} and baseline.sweep is None
     method = trial_config(base, Arm(keys.METHOD, overrides={f"{SB}.keep": 0.7}))
-    assert method.algorithms == {"selective_backprop": {"keep": 0.7}, "label_smoothing": {}}
+    assert method.to_dict()["algorithms"] == {"selective_backprop": {"keep": 0.7}, "label_smoothing": {}}
 
 
 def test_without_a_swept_algorithm_the_baseline_drops_them_all(tmp_path):

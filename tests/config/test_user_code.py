@@ -166,7 +166,7 @@ def test_user_code_on_path_is_idempotent(tmp_path, monkeypatch):
 def test_surgery_finds_its_targets_in_foreign_models_or_refuses_in_one_line(tmp_path, user_project):
     resnet = "model: {class_path: torchvision.models.resnet18}\n"
     fits = write(tmp_path, resnet + "algorithms: {blurpool: {}, channels_last: {}}\n", "fits.yaml")
-    assert load_experiment(fits).algorithms == {"blurpool": {}, "channels_last": {}}
+    assert load_experiment(fits).to_dict()["algorithms"] == {"blurpool": {}, "channels_last": {}}
     refused = write(
         tmp_path,
         resnet + "algorithms:\n  alibi: {max_sequence_length: 64}\n  gated_linear_units: {}\n  fused_layernorm: {}\n",

@@ -27,13 +27,13 @@ def test_a_method_arm_trains_its_recipe_and_the_references_none_of_the_candidate
     assert rounds.find is None and rounds.sweep.frontier_budgets == [0.5]
     method = trial_config(rounds, arm_of(Request(both.key, 3, keys.METHOD, both)))
     assert method.seed == 3
-    assert method.algorithms == {
+    assert method.to_dict()["algorithms"] == {
         "gradient_clipping": {"clipping_threshold": 2.0},
         "selective_backprop": {"keep": 0.3},
         "label_smoothing": {},
     }
     alone = Recipe.of(Method("label_smoothing", (("smoothing", 0.2),)))
-    assert trial_config(rounds, arm_of(Request(alone.key, 0, keys.METHOD, alone))).algorithms == {
+    assert trial_config(rounds, arm_of(Request(alone.key, 0, keys.METHOD, alone))).to_dict()["algorithms"] == {
         "gradient_clipping": {"clipping_threshold": 2.0},
         "label_smoothing": {"smoothing": 0.2},
     }
@@ -45,6 +45,6 @@ def test_a_method_arm_trains_its_recipe_and_the_references_none_of_the_candidate
         arm = arm_of(request)
         assert arm.overrides == {"algorithms": None}  # Tune's table reads every swept column of every arm
         reference = trial_config(rounds, arm)
-        assert reference.algorithms == {"gradient_clipping": {"clipping_threshold": 2.0}}
+        assert reference.to_dict()["algorithms"] == {"gradient_clipping": {"clipping_threshold": 2.0}}
     frontier = trial_config(rounds, arm_of(Request("frontier-0.5", 1, keys.FRONTIER, budget=0.5)))
     assert str(frontier.max_duration) == "1ep"

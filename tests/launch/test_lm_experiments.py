@@ -80,4 +80,4 @@ def test_lm_gpu_yaml_is_the_gpu_version_of_the_same_study():
     assert gpu.scaling.use_gpu and gpu.data.num_workers > 0 and gpu.scaling.num_workers >= 1
     assert gpu.model.d_model > cpu.model.d_model and gpu.data.seq_len > cpu.data.seq_len
     assert set(gpu.algorithms) == set(cpu.algorithms) == METHODS
-    assert gpu.algorithms["seq_length_warmup"]["max_seq_length"] == gpu.data.seq_len
+    assert gpu.algorithms["seq_length_warmup"].max_seq_length == gpu.data.seq_len

@@ -93,7 +93,7 @@ def test_trial_config_drops_swept_algorithm_for_baseline_and_applies_overrides(t
     baseline = trial_config(base, Arm("baseline", overrides={f"{SB}.keep": None}))
     assert baseline.algorithms == {} and baseline.sweep is None
     method = trial_config(base, Arm("method", overrides={f"{SB}.keep": 0.75}))
-    assert method.algorithms["selective_backprop"]["keep"] == 0.75 and method.sweep is None
+    assert method.algorithms["selective_backprop"].keep == 0.75 and method.sweep is None
 
 
 def test_trials_fit_the_cores(tmp_path):
