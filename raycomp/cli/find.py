@@ -108,8 +108,10 @@ def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_
                 run.status = "KILLED"
             return EXIT_INTERRUPTED
         from raycomp.cli.find_answer import report_answer
+        from raycomp.cli.report_find import report_at_find_end
 
         report_answer(config, outcome, parent, left_out)
+        report_at_find_end(config.layout.local_dir, parent)  # the page: each candidate's path, the Pareto front
     return 0
 
 

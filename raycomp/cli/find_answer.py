@@ -33,10 +33,11 @@ def report_answer(
             print(f"train it: python -m raycomp.train {_shown(paths[-1])}")
         if parent is not None:
             from raycomp.tracking import finish_open_trial_runs
-            from raycomp.tracking.find_runs import RECIPE_TAG, VERDICT_TAG, log_answer
+            from raycomp.tracking.find_runs import RECIPE_TAG, VERDICT_TAG, log_answer, tag_stages
 
             finished = [trial.trial_id for trial in observations if trial.trial_id and trial.error is None]
             finish_open_trial_runs(parent, finished, config)
+            tag_stages(parent, {t.trial_id: t.stage for t in observations if t.trial_id and t.stage})  # after an outage
             verdict = answer.verdict.verdict if answer.verdict else "none"
             log_answer(parent, {RECIPE_TAG: recipe.key if recipe else "none", VERDICT_TAG: verdict}, paths)
             print(f"MLflow: find run {parent.run_id} (its trials tagged {keys.CONFIG_ID_TAG} and by stage)")

@@ -1,5 +1,8 @@
 """``python -m raycomp.report SWEEP``: the speed-up report of a sweep, as PNG files and ``report.html``.
 
+A find's folder gets its own page (``cli/report_find.py``: each candidate's path, every recipe tried, the
+confirmed verdict).
+
 SWEEP is the sweep's output folder (``storage_path/name``, holding ``results.json``), or its MLflow
 parent run id, or its MLflow experiment's name (the latest sweep in it). The report goes to the
 sweep folder's ``report/`` (``--out`` to choose) and, when the parent run is found, to its artifacts
@@ -17,6 +20,8 @@ from pathlib import Path
 from raycomp.base.errors import NotFound, RaycompError, TrackingUnavailable, one_line
 from raycomp.base.layout import MLFLOW_DB, sqlite_path
 from raycomp.cli.common import exit_code_of
+from raycomp.cli.report_find import report_find
+from raycomp.report.find_data import is_find_folder
 from raycomp.report.sweep import Sweep, read_sweep
 from raycomp.report.text import shown_path, shown_uri
 from raycomp.report.write import REPORT_FOLDER, log_report, write_report
@@ -25,7 +30,10 @@ from raycomp.tracking.ref import redacted_uri
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m raycomp.report", description=__doc__.splitlines()[0])
-    parser.add_argument("sweep", help="sweep folder (with results.json), MLflow parent run id, or experiment name")
+    parser.add_argument(
+        "sweep",
+        help="sweep folder (with results.json), find folder (with find.json), MLflow parent run id, or experiment name",
+    )
     parser.add_argument(
         "--tracking-uri",
         help=f"MLflow store (default: MLFLOW_TRACKING_URI, else {MLFLOW_DB} beside the sweep folder "
@@ -47,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    if is_find_folder(args.sweep):
+        return report_find(args)
     sweep = resolve(args.sweep, args.tracking_uri, use_mlflow=not args.no_mlflow)
     out = args.out or (sweep.folder or Path("runs") / sweep.name) / REPORT_FOLDER
     paths = write_report(sweep, out)

@@ -11,9 +11,11 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from raycomp.base import keys
 from raycomp.base.errors import one_line
+from raycomp.base.layout import RunLayout
 from raycomp.config import ExperimentConfig
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.ref import RunRef
@@ -41,7 +43,14 @@ def find_run(config: ExperimentConfig, experiment_file: str | None, *, resume: b
 
 def tag_stage(parent: RunRef, trial_ids: Iterable[str], stage: str) -> bool:
     """Tags the runs of ``trial_ids`` (children of ``parent``) with the stage that trained them. Never raises."""
-    wanted = set(trial_ids)
+    return tag_stages(parent, dict.fromkeys(trial_ids, stage))
+
+
+def tag_stages(parent: RunRef, stages: Mapping[str, str]) -> bool:
+    """Tags each trial's run (by trial id, children of ``parent``) with its stage, where it lacks that tag; False
+    when the store refused (said once). Never raises, and gives up at the first refused tag: with the server down
+    every further one would wait out its own timeouts. The find's end calls it again for every trial, so tags an
+    outage kept from the store are set once it answers."""
     try:
         client = make_client(parent.tracking_uri)
         runs = client.search_runs(
@@ -50,12 +59,24 @@ def tag_stage(parent: RunRef, trial_ids: Iterable[str], stage: str) -> bool:
     except Exception as error:
         print(f"raycomp: could not find the trial runs of {parent.run_id}: {one_line(error)}", file=sys.stderr)
         return False
-    done = True
     for run in runs:
-        if run.data.tags.get(keys.TRIAL_TAG) in wanted and run.data.tags.get(STAGE_TAG) != stage:
+        stage = stages.get(run.data.tags.get(keys.TRIAL_TAG, ""))
+        if stage is not None and run.data.tags.get(STAGE_TAG) != stage:
             child = RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id)
-            done = BatchedClient(child).set_tags({STAGE_TAG: stage}) and done
-    return done
+            if not BatchedClient(child).set_tags({STAGE_TAG: stage}):
+                return False
+    return True
+
+
+def find_run_of_folder(client: Any, folder: Path) -> Any:
+    """The latest parent run of the find written to ``folder`` (its ``raycomp.run_key`` tag), or None."""
+    key = RunLayout.of(str(folder.parent), folder.name).run_key(FIND_KIND)
+    experiments = [experiment.experiment_id for experiment in client.search_experiments()]
+    if not experiments:
+        return None
+    query = tag_filter({keys.RUN_KEY_TAG: key})
+    runs = client.search_runs(experiments, query, max_results=1, order_by=["attributes.start_time DESC"])
+    return runs[0] if runs else None
 
 
 def log_answer(parent: RunRef, tags: Mapping[str, str], paths: Iterable[str | Path]) -> bool:

@@ -1,0 +1,93 @@
+"""A find's report (``python -m raycomp.report runs/<find>``, also written at a find's end): each candidate's path
+through the stages, every recipe tried against time with its Pareto front, the confirmed verdict. From the files
+of simulated finds (tests/findkit.py: the real decision code and find.json writer, no Ray), and one in Chromium."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from findkit import simulated_find
+
+from raycomp.cli.report import main
+from raycomp.report.find_data import TriedArm, pareto_front, read_find
+from raycomp.report.find_figure import find_pareto_figure
+from raycomp.report.text import escape
+
+
+@pytest.fixture(scope="module")
+def recommending(tmp_path_factory):
+    """A find whose two planted methods add up: both in the recipe, confirmed faster; m0 leaves at the screen."""
+    folder = tmp_path_factory.mktemp("finds") / "adds_up"
+    simulated_find(folder, {"m1": 1.5, "m2": 1.4}, timing="cpu")
+    return folder
+
+
+def row_of(page: str, name: str) -> str:
+    return page.split(f"<tr data-candidate='{name}'>", 1)[1].split("</tr>", 1)[0]
+
+
+def test_the_page_holds_each_candidates_path_and_the_confirmed_verdict(recommending, capsys):
+    assert main([str(recommending), "--no-mlflow"]) == 0
+    assert "report: " in capsys.readouterr().out
+    page = (recommending / "report" / "report.html").read_text()
+    assert (recommending / "report" / "recipes_pareto.png").stat().st_size > 20_000
+    document = json.loads((recommending / "find.json").read_text())
+    for name, steps in document["paths"].items():
+        row = row_of(page, name)
+        assert all(escape(step["outcome"]) in row for step in steps), name
+    for name in ("m1", "m2"):  # in the recipe: a word from every stage
+        assert row_of(page, name).count("class='stage-recipe'") == 4 and "in the recipe" in row_of(page, name)
+    m0 = row_of(page, "m0")
+    assert "class='stage-left' data-stage='screen'" in m0 and m0.count("stage-none") == 3 and "left at Screen" in m0
+    assert "left out before the race: no raycomp GPT attention found" in row_of(page, "alibi")
+
+    verdict = document["verdict"]
+    confirmed = page.split('<table id="confirmed">', 1)[1].split("</table>", 1)[0]
+    assert '<span class="verdict faster">faster</span>' in confirmed
+    assert f"{verdict['speedup']:.2f}×" in confirmed and f"{verdict['n']} paired seeds" in confirmed
+    assert "the control arm (the baseline again), same seeds" in confirmed
+    assert escape(document["headline"]) in page and "higher is better" in page
+    assert "algorithms:\n  m1: {}\n  m2: {}" in page  # the block to paste
+
+
+def test_the_figure_draws_the_front_the_chosen_recipe_and_names_its_clock(recommending):
+    report = read_find(recommending)
+    axes = find_pareto_figure(report).axes[0]
+    gids = {artist.get_gid() for artist in axes.get_children()}
+    assert {"frontier", "control", "front", "chosen", f"point:{report.chosen}"} <= gids
+    assert axes.get_xlabel() == "the training steps' CPU time (s), median over seeds"
+    assert axes.get_ylabel() == "final eval/accuracy, median over seeds (higher is better)"
+
+
+def test_a_find_that_recommends_nothing_says_so_with_its_evidence(tmp_path):
+    folder = tmp_path / "nothing"
+    simulated_find(folder, {}, count=2)
+    assert main([str(folder), "--no-mlflow"]) == 0
+    page = (folder / "report" / "report.html").read_text()
+    assert '<p class="warn" id="answer"><b>none of the 2 methods is faster at equal accuracy on this model' in page
+    assert "not judged: no candidate was shown faster in the search" in page
+    assert all("left at Screen" in row_of(page, name) for name in ("m0", "m1"))
+
+
+def test_the_pareto_front_keeps_what_no_other_arm_beats_in_both_time_and_metric():
+    def arm(name, time, value):
+        return TriedArm(name, (0, 1), value, time)
+
+    arms = [arm("a", 10, 0.9), arm("b", 20, 0.95), arm("c", 15, 0.85), arm("d", 30, 0.95), arm("e", 10, 0.9)]
+    arms.append(TriedArm("failed", (0,), None, None))
+    assert [a.arm for a in pareto_front(arms, "max")] == ["a", "e", "b"]  # d: as good as b, slower
+    assert [a.arm for a in pareto_front(arms, "min")] == ["a", "e", "c"]  # a loss: lower is better
+
+
+def test_the_page_reads_in_a_browser(recommending, tmp_path):
+    from test_page_renders import BROWSER, rendered_text
+
+    if BROWSER is None:
+        pytest.skip("Chromium is not installed (apt-get install -y chromium): the page's rendering is not checked")
+    main([str(recommending), "--no-mlflow", "--out", str(tmp_path)])
+    words = rendered_text(tmp_path / "report.html")
+    assert "Recipe search: adds_up" in words and "Each candidate's path through the stages" in words
+    assert "recommended: m1+m2 (on fresh seeds: faster" in words
+    assert "eval/accuracy against time: every recipe tried (higher is better)" in words
+    assert "left out before the race: no raycomp GPT attention found" in words
