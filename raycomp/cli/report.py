@@ -1,7 +1,8 @@
 """``python -m raycomp.report SWEEP``: the speed-up report of a sweep, as PNG files and ``report.html``.
 
 A find's folder gets its own page (``cli/report_find.py``: each candidate's path, every recipe tried, the
-confirmed verdict).
+confirmed verdict); ``--profile FOLDER ...`` draws performance profiles over several finds or sweeps
+(``cli/report_profile.py``).
 
 SWEEP is the sweep's output folder (``storage_path/name``, holding ``results.json``), or its MLflow
 parent run id, or its MLflow experiment's name (the latest sweep in it). The report goes to the
@@ -21,6 +22,7 @@ from raycomp.base.errors import NotFound, RaycompError, TrackingUnavailable, one
 from raycomp.base.layout import MLFLOW_DB, sqlite_path
 from raycomp.cli.common import exit_code_of
 from raycomp.cli.report_find import report_find
+from raycomp.cli.report_profile import add_profile_arguments, report_profiles
 from raycomp.report.find_data import is_find_folder
 from raycomp.report.sweep import Sweep, read_sweep
 from raycomp.report.text import shown_path, shown_uri
@@ -32,6 +34,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m raycomp.report", description=__doc__.splitlines()[0])
     parser.add_argument(
         "sweep",
+        nargs="?",
         help="sweep folder (with results.json), find folder (with find.json), MLflow parent run id, or experiment name",
     )
     parser.add_argument(
@@ -45,7 +48,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="read nothing from MLflow and log nothing to it (traces only from results.json)",
     )
-    return parser.parse_args(argv)
+    add_profile_arguments(parser)
+    args = parser.parse_args(argv)
+    if (args.sweep is None) == (args.profile is None):
+        parser.error("give one sweep or find to report on, or --profile FOLDER ... to profile several")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    if args.profile:
+        return report_profiles(args)
     if is_find_folder(args.sweep):
         return report_find(args)
     sweep = resolve(args.sweep, args.tracking_uri, use_mlflow=not args.no_mlflow)
