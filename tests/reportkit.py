@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from raycomp.base.keys import CPU, HOST_LOAD, TRACES, WALL
+from raycomp.config import arm as config_arm
 from raycomp.results.configs import summarize_configs
 from raycomp.results.results_files import write_results
 from raycomp.results.summary import TrialRecord, summarize
@@ -88,14 +89,10 @@ def hand_made_records(repeats: int = 3, arms: tuple[Arm, ...] = ARMS) -> list[Tr
             records.append(
                 TrialRecord(
                     trial_id,
-                    arm.variant,
-                    dict(arm.overrides),
+                    config_arm.Arm(arm.variant, arm.config_id, dict(arm.overrides), repeat, arm.budget),
                     status,
                     history,
                     error=error,
-                    config_id=arm.config_id,
-                    repeat=repeat,
-                    budget=arm.budget,
                 )
             )
     return records
@@ -107,7 +104,7 @@ def traced_records(repeats: int = 3) -> list[TrialRecord]:
     records = []
     for record in hand_made_records(repeats):
         history = [
-            {**report, TRACES: [] if record.variant != "method" else [trace_row(4 * (i + 1), 0.25 * (i + 1))]}
+            {**report, TRACES: [] if record.arm.variant != "method" else [trace_row(4 * (i + 1), 0.25 * (i + 1))]}
             for i, report in enumerate(record.history)
         ]
         records.append(dataclasses.replace(record, history=history))
@@ -128,7 +125,7 @@ def write_hand_made(folder: Path, records: list[TrialRecord] | None = None) -> P
 
 def trial_by_config(records: list[TrialRecord]) -> dict[tuple[str, int], str]:
     """``(config_id, repeat)`` -> trial id."""
-    return {(r.config_id, r.repeat): r.trial_id for r in records}
+    return {(r.arm.config_id, r.arm.repeat): r.trial_id for r in records}
 
 
 class _Rows(HTMLParser):

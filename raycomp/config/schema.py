@@ -175,6 +175,11 @@ class ExperimentConfig(Section):
         return keys.DEFAULT_METRIC, keys.DEFAULT_MODE
 
     @property
+    def sweep_or_default(self) -> SweepConfig:
+        """The sweep section, or its defaults when there is none: what a sweep of a config without one runs."""
+        return self.sweep if self.sweep is not None else SweepConfig()
+
+    @property
     def layout(self) -> RunLayout:
         """Where this experiment's runs, results and report go."""
         return RunLayout.of(self.storage_path, self.name)

@@ -36,7 +36,7 @@ VARIANT_NOTE = {
 
 def card(sweep: Sweep) -> str:
     """The table: reference rows (the baseline, its frontier budgets), the control, the methods."""
-    metric, level = escape(sweep.metric), f"{sweep.verdicts.confidence:.0%}"
+    metric, level = escape(sweep.metric), f"{sweep.verdicts.judging.confidence:.0%}"
     header = "".join(
         f"<th>{name}</th>"
         for name in (

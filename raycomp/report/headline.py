@@ -86,7 +86,7 @@ def _noise_floor(sweep: Sweep) -> str:
     floor = sweep.verdicts.noise_floor
     seeds = max((c.verdict.n for c in sweep.verdicts.configs if c.verdict), default=0)
     resolves = (
-        f"; at this noise {seeds} paired seeds find {resolvable_text(floor, seeds, sweep.verdicts.confidence)} "
+        f"; at this noise {seeds} paired seeds find {resolvable_text(floor, seeds, sweep.verdicts.judging.confidence)} "
         f"{POWER:.0%} of the time (docs/report.md, power table)"
         if seeds >= 2 and floor > 0
         else ""
@@ -118,5 +118,5 @@ def _counts(sweep: Sweep) -> str:
     listed = ", ".join(f"{counts[v]} {verdict_badge(v)}" for v in (*VERDICTS, FAILED) if v in counts)
     return (
         f"{listed} <small>of {total} method configuration{'s' if total > 1 else ''}; accuracy tolerance "
-        f"{sweep.verdicts.tolerance:g} in {escape(sweep.metric)} ({better(sweep.mode)})</small>"
+        f"{sweep.verdicts.judging.tolerance:g} in {escape(sweep.metric)} ({better(sweep.mode)})</small>"
     )

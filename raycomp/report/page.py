@@ -116,7 +116,8 @@ def _measured(sweep: Sweep) -> str:
 
 
 def _how_to_read(sweep: Sweep) -> str:
-    metric, level, verdicts = escape(sweep.metric), f"{sweep.verdicts.confidence:.0%}", sweep.verdicts
+    metric, judging = escape(sweep.metric), sweep.verdicts.judging
+    level = f"{judging.confidence:.0%}"
     return (
         f'<p class="note"><b>{metric}: {better(sweep.mode)}.</b> <b>Speed-up vs the frontier</b>: at each seed, the '
         "time the baseline frontier (the baseline trained with complete schedules at each budget, its "
@@ -126,8 +127,8 @@ def _how_to_read(sweep: Sweep) -> str:
         f"with a {level} paired t interval on the log ratios (per look in an adaptive sweep). <b>Speed-up to the "
         f"full baseline's {metric}</b>: the full baseline's time ÷ the time the configuration first reached its "
         f"final {metric} (the usual, not budget-matched, number). <b>Verdict</b>: <i>less accurate</i> (worse in "
-        f"{metric}) when the Δ interval lies {worse_rule(sweep.mode, verdicts.tolerance)}; <i>equivalent</i> when "
-        f"the speed-up interval lies within ±{verdicts.equivalence:.0%} at equal {metric}; else <i>faster</i> or "
+        f"{metric}) when the Δ interval lies {worse_rule(sweep.mode, judging.tolerance)}; <i>equivalent</i> when "
+        f"the speed-up interval lies within ±{judging.equivalence:.0%} at equal {metric}; else <i>faster</i> or "
         "<i>slower</i> when it lies wholly above or below 1× (<i>trade-off</i>: slower but better than every "
         "budget); else <i>no evidence</i>, <i>uninformative</i> when its intervals come from fewer than 3 seeds. "
         "<i>failed</i> is no verdict: the configuration's trials failed, and the error's first line says why. "
@@ -137,7 +138,7 @@ def _how_to_read(sweep: Sweep) -> str:
 
 
 def _pareto_caption(sweep: Sweep) -> str:
-    level = f"{sweep.verdicts.confidence:.0%}"
+    level = f"{sweep.verdicts.judging.confidence:.0%}"
     where = "lower" if sweep.mode == "min" else "higher"
     return (
         '<p class="meta">One point per configuration at its median time and median '

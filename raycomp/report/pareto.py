@@ -55,7 +55,7 @@ def pareto_figure(sweep: Sweep) -> Any:
         axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="configuration")
     axes.set_xlabel("training wall time (s), median over seeds")
     axes.set_ylabel(f"final {sweep.metric}, median over seeds ({better(sweep.mode)})")
-    level = f"{verdicts.confidence:.0%}"
+    level = f"{verdicts.judging.confidence:.0%}"
     axes.set_title(f"{sweep.metric} against time ({better(sweep.mode)}); bars: {level} intervals")
     axes.grid(alpha=0.3)
     _frame_the_points(axes, sweep)

@@ -44,8 +44,8 @@ class Sweep:
         folder: Path | None = None,
     ) -> Sweep:
         """The sweep read back; its verdicts judged again from its trials as the sweep's end judged them,
-        with its tolerance, confidence, equivalence margin, looks and clock (``results.judged_with``)."""
-        verdicts = summarize_configs(results.trials, results.mode, *results.judged_with)
+        with its tolerance, confidence, equivalence margin, looks and clock (``results.judging``)."""
+        verdicts = summarize_configs(results.trials, results.mode, results.judging)
         return cls(name, results.metric, results.mode, results.trials, verdicts, source, folder)
 
     @property

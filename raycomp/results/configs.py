@@ -14,11 +14,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from raycomp.base import keys
+from raycomp.results.judging import DEFAULT_JUDGING, Judging, trial_time
 from raycomp.results.summary import TrialSummary
 from raycomp.results.verdicts import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_EQUIVALENCE,
-    DEFAULT_TOLERANCE,
     EQUIVALENT,
     NO_EVIDENCE,
     RESOLVED,
@@ -99,12 +97,8 @@ class SweepVerdicts:
     control: str | None  # the A/A arm's verdict (or "failed"); faster or slower means timing was not trustworthy
     noise_floor: float | None  # coefficient of variation of the baseline's times over its repeats
     best: str | None  # the faster config_id with the highest speed-up lower bound (verdicts.best_config)
-    tolerance: float = DEFAULT_TOLERANCE  # sweep.accuracy_tolerance the verdicts were judged with
-    confidence: float = DEFAULT_CONFIDENCE  # of the intervals (over all looks, when sequential)
-    equivalence: float = DEFAULT_EQUIVALENCE  # sweep.equivalence
-    looks: tuple[int, int] | None = None  # (sweep.repeats, sweep.max_repeats) of an adaptive sweep
+    judging: Judging = DEFAULT_JUDGING  # what the verdicts were judged with: margins, level, looks, clock
     noise_floor_wall: float | None = None  # the same CV from whole-trial wall times, for comparison
-    timing: str = "steps"  # sweep.timing: which time the verdicts compared
     mode: str = keys.DEFAULT_MODE  # sweep.mode: whether the metric is maximised or minimised
 
     @property
@@ -122,51 +116,48 @@ class SweepVerdicts:
         )
 
     def document(self) -> dict[str, Any]:
+        judging = self.judging
         return {
             "control": self.control,
             "noise_floor": self.noise_floor,
             "best_config": self.best,
             "noise_floor_wall": self.noise_floor_wall,
-            "accuracy_tolerance": self.tolerance,
-            "confidence": self.confidence,
-            "equivalence": self.equivalence,
-            "timing": self.timing,
-            "repeats": self.looks[0] if self.looks else None,
-            "max_repeats": self.looks[1] if self.looks else None,
+            "accuracy_tolerance": judging.tolerance,
+            "confidence": judging.confidence,
+            "equivalence": judging.equivalence,
+            "timing": judging.timing,
+            "repeats": judging.looks[0] if judging.looks else None,
+            "max_repeats": judging.looks[1] if judging.looks else None,
             "configs": [config.row() for config in self.configs],
         }
 
 
 def summarize_configs(
-    trials: Sequence[TrialSummary],
-    mode: str = keys.DEFAULT_MODE,
-    tolerance: float = DEFAULT_TOLERANCE,
-    confidence: float = DEFAULT_CONFIDENCE,
-    equivalence: float = DEFAULT_EQUIVALENCE,
-    looks: tuple[int, int] | None = None,
-    timing: str = "steps",
+    trials: Sequence[TrialSummary], mode: str = keys.DEFAULT_MODE, judging: Judging = DEFAULT_JUDGING
 ) -> SweepVerdicts:
-    """Groups trials by configuration and judges each one: the baseline, its frontier (longest budget first),
-    the control, then the methods in the order they were drawn.
+    """Groups trials by configuration and judges each one as ``judging`` says: the baseline, its frontier
+    (longest budget first), the control, then the methods in the order they were drawn.
 
-    ``looks`` = (repeats, max_repeats) of a sweep that adds seeds while unresolved: each configuration is
-    judged at the level ``look_confidence`` spends at its number of paired seeds, and says why it stopped."""
+    With ``judging.looks`` (a sweep that adds seeds while unresolved) each configuration is judged at the
+    level ``look_confidence`` spends at its number of paired seeds, and says why it stopped."""
     groups: dict[str, list[TrialSummary]] = {}
     for trial in sorted(trials, key=_reading_order):
         groups.setdefault(trial.config_id or trial.trial_id, []).append(trial)
+    looks, timing = judging.looks, judging.timing
     baseline = [_run(t, timing) for t in trials if t.variant == keys.BASELINE]
     frontier = [_run(t, timing) for t in trials if t.variant == keys.FRONTIER]
-    adaptive = looks is not None and looks[1] > looks[0]
+    adaptive = looks is not None
     configs = []
     for config_id, members in groups.items():
         variant = members[0].variant
         runs = [_run(t, timing) for t in members]
         verdict, stopped = None, None
         if variant in (keys.METHOD, keys.CONTROL) and baseline:
-            judge = {"mode": mode, "tolerance": tolerance, "equivalence": equivalence}
-            verdict = verdict_for(runs, baseline, frontier, confidence=confidence, **judge)  # type: ignore[arg-type]
+            judge = {"mode": mode, "tolerance": judging.tolerance, "equivalence": judging.equivalence}
+            level = judging.confidence
+            verdict = verdict_for(runs, baseline, frontier, confidence=level, **judge)  # type: ignore[arg-type]
             if adaptive:
-                level = look_confidence(verdict.n, *looks, confidence)  # type: ignore[misc]
+                level = look_confidence(verdict.n, *looks, level)  # type: ignore[misc]
                 verdict = verdict_for(runs, baseline, frontier, confidence=level, **judge)  # type: ignore[arg-type]
                 stopped = stop_reason(verdict, looks[1], variant)  # type: ignore[index]
         finals = [r for r in runs if r.accuracy is not None and r.time_s is not None]
@@ -194,17 +185,7 @@ def summarize_configs(
     finished = [t for t in trials if t.variant == keys.BASELINE and t.status == keys.TERMINATED]
     floor = noise_floor(trial_time(t, timing) for t in finished)
     return SweepVerdicts(
-        tuple(configs),
-        control,
-        floor,
-        best_config(methods),
-        tolerance,
-        confidence,
-        equivalence,
-        looks if adaptive else None,
-        noise_floor(t.wall_s for t in finished),
-        timing,
-        mode,
+        tuple(configs), control, floor, best_config(methods), judging, noise_floor(t.wall_s for t in finished), mode
     )
 
 
@@ -231,17 +212,6 @@ def stop_reason(verdict: Verdict, max_repeats: int, variant: str = keys.METHOD) 
     return f"unresolved at {verdict.n} seeds: sweep.max_sweep_s spent (or the sweep was stopped)"
 
 
-TIMINGS = {"steps": "steps_s", "cpu": "steps_cpu_s", "wall": "wall_s"}  # sweep.timing -> TrialSummary field
-
-
-def trial_time(trial: TrialSummary, timing: str = "steps") -> float | None:
-    """The training time verdicts use (``sweep.timing``): the steps' own wall time, the process's CPU time in
-    them, or the whole fit's wall time; a trial without it (a results.json written before steps were
-    timed) falls back to its wall time."""
-    value = getattr(trial, TIMINGS[timing])
-    return value if value is not None else trial.wall_s
-
-
 def _reading_order(trial: TrialSummary) -> tuple[int, float, int]:
     rank = {keys.BASELINE: 0, keys.FRONTIER: 1, keys.CONTROL: 2}.get(trial.variant, 3)
     number = (trial.config_id or "").rpartition("-")[2]
@@ -266,17 +236,9 @@ if TYPE_CHECKING:
 
 
 def judge_sweep(trials: Sequence[TrialSummary], mode: str, sweep: SweepConfig) -> SweepVerdicts:
-    """The verdicts of a sweep's trials, judged as its ``sweep`` section says (tolerance, confidence,
-    equivalence margin, adaptive looks, clock): the one place that reads those keys, for every look
+    """The verdicts of a sweep's trials, judged as its ``sweep`` section says (``Judging.of``), for every look
     of the adaptive driver and for the sweep's end alike."""
-    return summarize_configs(trials, mode, *judging(sweep))
-
-
-def judging(sweep: SweepConfig) -> tuple[float, float, float, tuple[int, int], str]:
-    """(tolerance, confidence, equivalence, looks, timing) as ``summarize_configs`` takes them after ``mode``:
-    a sweep read back from MLflow is judged with the same keys as when it ran."""
-    looks = (sweep.repeats, sweep.max_repeats or sweep.repeats)
-    return sweep.accuracy_tolerance, sweep.confidence, sweep.equivalence, looks, sweep.timing
+    return summarize_configs(trials, mode, Judging.of(sweep))
 
 
 def _median(values: Sequence[float | None]) -> float | None:

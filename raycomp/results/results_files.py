@@ -22,6 +22,7 @@ from raycomp.base.atomic_files import atomic_write_text
 from raycomp.base.errors import NotFound, RaycompError
 from raycomp.config.messages import Invalid, KeyPath, dotted, explain, show
 from raycomp.results.configs import SweepVerdicts
+from raycomp.results.judging import Judging
 from raycomp.results.summary import (
     LEADING_COLUMNS,
     TRAILING_COLUMNS,
@@ -42,8 +43,7 @@ class Results:
     metric: str
     mode: str
     trials: tuple[TrialSummary, ...]
-    # (accuracy_tolerance, confidence[, equivalence, (repeats, max_repeats) or None, sweep.timing])
-    judged_with: tuple[Any, ...]
+    judging: Judging  # what the sweep was judged with, to judge it again the same way
 
 
 def write_results(
@@ -190,7 +190,7 @@ class _Document(_Read):
     equivalence: float = Field(gt=0, lt=1)
     repeats: int | None = Field(ge=1)
     max_repeats: int | None = Field(ge=1)
-    timing: Literal["steps", "cpu", "wall"]  # the keys of configs.TIMINGS
+    timing: Literal["steps", "cpu", "wall"]  # the keys of judging.TIMINGS
 
     @model_validator(mode="after")
     def _looks(self) -> _Document:
@@ -215,8 +215,8 @@ def parse_results(document: Any, source: str = keys.RESULTS_JSON) -> Results:
         except ValidationError as error:
             raise _not_results(source, error, ("trials", index), read.metric) from None
     looks = None if read.repeats is None or read.max_repeats is None else (read.repeats, read.max_repeats)
-    judged_with = (read.accuracy_tolerance, read.confidence, read.equivalence, looks, read.timing)
-    return Results(read.metric, read.mode, tuple(trials), judged_with)
+    judging = Judging(read.accuracy_tolerance, read.confidence, read.equivalence, looks, read.timing)
+    return Results(read.metric, read.mode, tuple(trials), judging)
 
 
 def _not_results(source: str, error: ValidationError, where: KeyPath = (), metric: str = "") -> RaycompError:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from raycomp.base import keys
+from raycomp.config.arm import Arm
 
 # The non-argument columns of a results row, as TrialSummary attributes; the swept arguments go between
 # the two groups, and "final_metric" is named after the sweep's metric. Reading a row back uses the same
@@ -59,7 +60,8 @@ class TraceRow:
 
 @dataclasses.dataclass(frozen=True)
 class TrialRecord:
-    """What one trial did: its arm (baseline or method), its overrides, status, and every report.
+    """What one trial did: its ``arm`` (variant, configuration, the values it set, repeat, budget), status, and
+    every report.
 
     ``traces`` is the Engine's trace rows (``keys.TRACES``, dicts of algorithm, event, count, total_s)
     when the driver has them apart from the history; left None, ``summarize`` takes them from the last
@@ -67,15 +69,11 @@ class TrialRecord:
     """
 
     trial_id: str
-    variant: str
-    overrides: dict[str, Any]
+    arm: Arm
     status: str
     history: list[dict[str, Any]]
     error: str | None = None
     traces: Sequence[Mapping[str, Any]] | None = None
-    config_id: str | None = None  # the configuration this trial is one repeat of
-    repeat: int | None = None  # the repeat's index (seed - base seed): repeats pair trials across configurations
-    budget: float | None = None  # a frontier trial's fraction of max_duration
     error_line: str | None = None  # the error's type and first line: what a failed configuration says
 
 
@@ -134,10 +132,11 @@ def summarize(
 ) -> list[TrialSummary]:
     """Summaries in trial order; speed-up = baseline wall time / time to reach the baseline's final metric,
     against the baseline of the same repeat (else the first baseline)."""
-    baselines = [t for t in trials if t.variant == keys.BASELINE and t.history]
+    baselines = [t for t in trials if t.arm.variant == keys.BASELINE and t.history]
     summaries = []
     for trial in trials:
-        baseline = next((b for b in baselines if b.repeat == trial.repeat), baselines[0] if baselines else None)
+        arm = trial.arm
+        baseline = next((b for b in baselines if b.arm.repeat == arm.repeat), baselines[0] if baselines else None)
         target = finite(baseline.history[-1].get(metric)) if baseline else None
         baseline_wall = finite(baseline.history[-1].get(keys.WALL)) if baseline else None
         last = trial.history[-1] if trial.history else {}
@@ -145,8 +144,8 @@ def summarize(
         summaries.append(
             TrialSummary(
                 trial_id=trial.trial_id,
-                variant=trial.variant,
-                overrides=trial.overrides,
+                variant=arm.variant,
+                overrides=arm.applied,
                 status=trial.status,
                 final_metric=finite(last.get(metric)),
                 wall_s=finite(last.get(keys.WALL)),
@@ -156,9 +155,9 @@ def summarize(
                 curve=curve(trial.history, metric),
                 machine=_machine(trial.history),
                 traces=traces_of(trial),
-                config_id=trial.config_id,
-                repeat=trial.repeat,
-                budget=trial.budget,
+                config_id=arm.config_id,
+                repeat=arm.repeat,
+                budget=arm.budget,
                 cpu_s=finite(last.get(keys.CPU)),
                 steps_s=finite(last.get(keys.STEPS)),
                 steps_cpu_s=finite(last.get(keys.STEPS_CPU)),

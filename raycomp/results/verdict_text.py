@@ -29,10 +29,11 @@ def worse_rule(mode: str, tolerance: float) -> str:
 
 def verdict_rule(verdicts: SweepVerdicts, metric: str) -> str:
     """The rule the verdicts follow, on one line, in the metric's own direction."""
+    judging = verdicts.judging
     return (
         f"verdicts on {metric} ({better(verdicts.mode)}): less accurate when the Δ interval lies "
-        f"{worse_rule(verdicts.mode, verdicts.tolerance)}; equivalent when the speed-up interval lies within "
-        f"±{verdicts.equivalence:.0%} at equal {metric}; else faster or slower when it lies wholly above or below "
+        f"{worse_rule(verdicts.mode, judging.tolerance)}; equivalent when the speed-up interval lies within "
+        f"±{judging.equivalence:.0%} at equal {metric}; else faster or slower when it lies wholly above or below "
         "1x; else no evidence"
     )
 
@@ -111,10 +112,10 @@ def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy") -> s
 
     Its quality columns are named after the sweep's metric (``loss`` and ``Δ loss`` for ``eval/loss``). A failed
     configuration says ``failed`` and its error's first line; intervals from too few seeds are marked."""
-    level = f"{verdicts.confidence:.0%} CI"
+    level = f"{verdicts.judging.confidence:.0%} CI"
     name = metric.split("/")[-1]
     header = ["config", "variant", "n", name, "time s", f"speed-up [{level}]", f"Δ {name} [{level}]", "verdict"]
-    if verdicts.looks:  # adaptive: each interval at its own look's level (alpha spent over the looks)
+    if verdicts.judging.looks:  # adaptive: each interval at its own look's level (alpha spent over the looks)
         header = [*header[:5], "speed-up [per look]", f"Δ {name} [per look]", "verdict", "seeds: why stopped"]
     lines = [header]
     for config in verdicts.configs:
@@ -128,12 +129,14 @@ def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy") -> s
     floor = "-" if verdicts.noise_floor is None else f"{verdicts.noise_floor:.1%}"
     if verdicts.noise_floor_wall is not None and verdicts.noise_floor_wall != verdicts.noise_floor:
         floor += f" (whole-trial wall time: {verdicts.noise_floor_wall:.1%})"
-    text.append(f"control (A/A): {_control(verdicts)}; noise floor (CV of baseline times, {verdicts.timing}): {floor}")
-    if verdicts.looks:
-        first, last = verdicts.looks
+    text.append(
+        f"control (A/A): {_control(verdicts)}; noise floor (CV of baseline times, {verdicts.judging.timing}): {floor}"
+    )
+    if verdicts.judging.looks:
+        first, last = verdicts.judging.looks
         text.append(
             f"adaptive repeats: {first} seeds, then one more to each unresolved configuration up to {last}; "
-            f"{verdicts.confidence:.0%} over all looks (alpha spent per look)"
+            f"{verdicts.judging.confidence:.0%} over all looks (alpha spent per look)"
         )
     note = few_seeds_note(verdicts)
     if note:
@@ -163,7 +166,7 @@ def _row(config: ConfigSummary, verdicts: SweepVerdicts) -> list[str]:
         delta,
         verdict,
     ]
-    if verdicts.looks:
+    if verdicts.judging.looks:
         row.append(config.stopped or "")
     if config.failure is not None:
         row.append(config.failure)

@@ -22,8 +22,9 @@ from raycomp.base import keys
 from raycomp.base.errors import NotFound, RaycompError
 from raycomp.base.layout import RunLayout, is_uri
 from raycomp.base.scratch import scratch_folder
+from raycomp.config.arm import Arm
 from raycomp.config.sweep import SELECTION, SweepConfig
-from raycomp.results.configs import judging
+from raycomp.results.judging import Judging
 from raycomp.results.results_files import Results, parse_results
 from raycomp.results.summary import TraceRow, TrialRecord, summarize
 from raycomp.tracking.artifacts import RUN_ID
@@ -144,15 +145,17 @@ def _rebuild(client: Any, parent: Any) -> Results:
         history = _history(client, run.info.run_id, metric)
         status = _STATUS.get(run.info.status, run.info.status)
         tags = run.data.tags
-        arm = {
-            "config_id": tags.get(keys.CONFIG_ID_TAG),
-            "repeat": _number(tags.get(keys.REPEAT_TAG), int),
-            "budget": _number(tags.get(keys.BUDGET_TAG), float),
-        }
-        records.append(TrialRecord(trial_id, variant, overrides, status, history, **arm))
-    records.sort(key=lambda r: (r.variant != keys.BASELINE, r.trial_id))
+        arm = Arm(
+            variant,
+            config_id=tags.get(keys.CONFIG_ID_TAG) or trial_id,  # untagged (older runs): a configuration each
+            overrides=overrides,
+            repeat=_number(tags.get(keys.REPEAT_TAG), int) or 0,
+            budget=_number(tags.get(keys.BUDGET_TAG), float),
+        )
+        records.append(TrialRecord(trial_id, arm, status, history))
+    records.sort(key=lambda r: (r.arm.variant != keys.BASELINE, r.trial_id))
     summaries = summarize(records, metric, mode)  # traces: None, read from the same runs by ``trial_runs``
-    return Results(metric, mode, tuple(summaries), judging(_sweep_config(sweep, parent.info.run_id)))
+    return Results(metric, mode, tuple(summaries), Judging.of(_sweep_config(sweep, parent.info.run_id)))
 
 
 def _sweep_config(sweep: dict[str, Any], run_id: str) -> SweepConfig:

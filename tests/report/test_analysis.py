@@ -7,6 +7,7 @@ from reportkit import SB, hand_made_records
 
 from raycomp.report.analysis import described, format_args, frontier_line, verdict_counts
 from raycomp.results.configs import summarize_configs
+from raycomp.results.judging import Judging
 from raycomp.results.summary import summarize
 from raycomp.results.verdict_text import format_verdicts
 
@@ -55,10 +56,10 @@ def test_an_adaptive_sweep_judges_each_config_at_its_looks_level_and_says_why_it
     """repeats 3, max_repeats 5: three seeds are the first look, at the level alpha spending gives it."""
     from raycomp.results.verdicts import look_confidence
 
-    verdicts = summarize_configs(summarize(hand_made_records()), "max", 0.005, 0.95, 0.05, (3, 5))
+    verdicts = summarize_configs(summarize(hand_made_records()), "max", Judging(0.005, 0.95, 0.05, (3, 5)))
     method = next(c for c in verdicts.configs if c.config_id == "method-1")
     assert method.verdict.confidence == look_confidence(3, 3, 5) > 0.95
-    assert verdicts.looks == (3, 5) and verdicts.document()["max_repeats"] == 5
+    assert verdicts.judging.looks == (3, 5) and verdicts.document()["max_repeats"] == 5
     stopped = {c.config_id: c.stopped for c in verdicts.configs}
     assert stopped["baseline"] is None
     assert stopped["method-1"] == stopped["method-2"] == stopped["method-3"] == "resolved at 3 seeds"
@@ -67,7 +68,7 @@ def test_an_adaptive_sweep_judges_each_config_at_its_looks_level_and_says_why_it
     assert stopped["control"] == "3 seeds: the methods' last seed (the control runs with them)"
     table = format_verdicts(verdicts)
     assert "speed-up [per look]" in table and "seeds: why stopped" in table and "adaptive repeats: 3 seeds" in table
-    assert summarize_configs(summarize(hand_made_records()), "max", 0.005, 0.95, 0.05, (3, 3)).looks is None
+    assert summarize_configs(summarize(hand_made_records()), "max", Judging(looks=(3, 3))).judging.looks is None
 
 
 def test_sweep_timing_picks_the_time_verdicts_compare():
@@ -80,7 +81,7 @@ def test_sweep_timing_picks_the_time_verdicts_compare():
     assert [trial_time(timed, timing) for timing in ("steps", "cpu", "wall")] == [25.0, 20.0, 30.0]
     assert trial_time(dataclasses.replace(trial, wall_s=30.0), "cpu") == 30.0  # not timed: its wall time
     records = [dataclasses.replace(t, steps_cpu_s=t.wall_s and 2 * t.wall_s) for t in summarize(hand_made_records())]
-    by_cpu = summarize_configs(records, "max", timing="cpu")
-    by_wall = summarize_configs(records, "max", timing="wall")
-    assert by_cpu.timing == "cpu" and by_cpu.noise_floor == pytest.approx(by_wall.noise_floor)
+    by_cpu = summarize_configs(records, "max", Judging(timing="cpu"))
+    by_wall = summarize_configs(records, "max", Judging(timing="wall"))
+    assert by_cpu.judging.timing == "cpu" and by_cpu.noise_floor == pytest.approx(by_wall.noise_floor)
     assert by_cpu.document()["timing"] == "cpu"

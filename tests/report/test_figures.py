@@ -65,7 +65,7 @@ def test_the_curves_show_the_frontier_runs_and_the_control(sweep):
 
 
 def test_the_pareto_png_is_written_for_a_sweep_without_repeats_frontier_or_control(tmp_path):
-    records = [r for r in hand_made_records() if r.repeat == 0 and r.variant in ("baseline", "method")]
+    records = [r for r in hand_made_records() if r.arm.repeat == 0 and r.arm.variant in ("baseline", "method")]
     sweep = read_sweep(write_hand_made(tmp_path / "plain", records))
     artists = by_gid(pareto_figure(sweep))
     assert len(artists["frontier"].get_xdata()) == 1  # the baseline alone
@@ -87,8 +87,9 @@ def _slowed(record, factor: float):
 
 
 def test_the_axes_frame_the_measurements_not_two_seeds_wide_intervals(tmp_path):
-    records = [r for r in hand_made_records() if r.repeat in (0, 1)]  # t intervals with one degree of freedom
-    records = [_slowed(r, 1.5) if (r.config_id, r.repeat) == ("control", 1) else r for r in records]  # a bad seed
+    records = [r for r in hand_made_records() if r.arm.repeat in (0, 1)]  # t intervals with one degree of freedom
+    # a bad seed
+    records = [_slowed(r, 1.5) if (r.arm.config_id, r.arm.repeat) == ("control", 1) else r for r in records]
     sweep = read_sweep(write_hand_made(tmp_path / "two", records))
     axes = pareto_figure(sweep).axes[0]
     longest = max(t.wall_s for t in sweep.trials if t.has_result and t.status == "TERMINATED")

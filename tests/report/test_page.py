@@ -222,11 +222,11 @@ def test_at_the_sweeps_end_a_store_that_went_away_costs_only_the_traces(hand_mad
 @pytest.mark.parametrize(
     "keep",
     [
-        pytest.param(lambda r: r.variant != "baseline", id="no-baseline"),
+        pytest.param(lambda r: r.arm.variant != "baseline", id="no-baseline"),
         pytest.param(lambda r: r.status == "ERROR", id="all-failed"),
-        pytest.param(lambda r: r.config_id == "baseline", id="baseline-only"),
-        pytest.param(lambda r: r.repeat == 0, id="one-repeat"),
-        pytest.param(lambda r: r.variant in ("baseline", "method"), id="no-frontier-no-control"),
+        pytest.param(lambda r: r.arm.config_id == "baseline", id="baseline-only"),
+        pytest.param(lambda r: r.arm.repeat == 0, id="one-repeat"),
+        pytest.param(lambda r: r.arm.variant in ("baseline", "method"), id="no-frontier-no-control"),
     ],
 )
 def test_the_report_is_written_whatever_the_sweeps_shape(tmp_path, keep):
@@ -234,7 +234,7 @@ def test_the_report_is_written_whatever_the_sweeps_shape(tmp_path, keep):
     assert main([str(folder), "--no-mlflow"]) == 0
     html = page_of(folder)
     assert '<table id="headline">' in html and '<table id="method-card">' in html
-    if not any(keep(r) for r in hand_made_records() if r.variant == "baseline"):
+    if not any(keep(r) for r in hand_made_records() if r.arm.variant == "baseline"):
         judged = "no baseline to compare with" in html or "no method configuration was judged" in html
         assert judged or '<span class="verdict failed">failed</span>' in html  # all-failed: the state, no verdict
 

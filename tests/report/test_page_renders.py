@@ -76,7 +76,7 @@ def test_the_rendered_page_says_lower_is_better_failed_and_uninformative(tmp_pat
 
     records = [
         dataclasses.replace(r, status="ERROR", history=[], error=f"{FIRST_LINE} | more", error_line=FIRST_LINE)
-        if r.config_id == "method-1"
+        if r.arm.config_id == "method-1"
         else r
         for r in as_error_metric(hand_made_records(repeats=2))
     ]

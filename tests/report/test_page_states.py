@@ -83,7 +83,7 @@ def test_a_maximised_metric_reads_higher_is_better(hand_made_sweep):
 def test_a_failed_configuration_is_failed_on_the_page_with_its_errors_first_line(tmp_path):
     records = [
         dataclasses.replace(r, status=keys.ERROR, history=[], error=f"{FIRST_LINE} | more", error_line=FIRST_LINE)
-        if r.config_id == "method-1"
+        if r.arm.config_id == "method-1"
         else r
         for r in hand_made_records()
     ]

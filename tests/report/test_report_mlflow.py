@@ -18,6 +18,7 @@ from raycomp.base.keys import CPU, WALL
 from raycomp.cli.report import main, resolve
 from raycomp.report.write import write_report
 from raycomp.results.configs import summarize_configs
+from raycomp.results.judging import Judging
 from raycomp.results.results_files import write_results
 from raycomp.results.summary import TraceRow, summarize
 
@@ -35,14 +36,15 @@ def make_store(folder: Path, with_results: bool, repeats: int = 3, **judging: ob
     client.log_text(parent, yaml.safe_dump(config), "config.yaml")
     records = hand_made_records(repeats)
     for record in records:
-        tags = {"mlflow.parentRunId": parent, "raycomp.trial_id": record.trial_id, "raycomp.variant": record.variant}
-        child = client.create_run(experiment, tags=tags, run_name=f"{record.trial_id}-{record.variant}").info.run_id
-        params = record.overrides  # a trial logs its whole config; the swept keys are what matters here
+        variant = record.arm.variant
+        tags = {"mlflow.parentRunId": parent, "raycomp.trial_id": record.trial_id, "raycomp.variant": variant}
+        child = client.create_run(experiment, tags=tags, run_name=f"{record.trial_id}-{variant}").info.run_id
+        params = record.arm.overrides  # a trial logs its whole config; the swept keys are what matters here
         now = int(time.time() * 1000)
         metrics = []
         for report in record.history:
             metrics += [Metric(key, report[key], now, report["step"]) for key in ("eval/accuracy", WALL, CPU)]
-        if record.variant == "method" and record.history:
+        if variant == "method" and record.history:
             last = record.history[-1]["step"]
             prefix = "trace/SelectiveBackprop/after_dataloader"
             metrics += [Metric(f"{prefix}/total_s", 0.25, now, last), Metric(f"{prefix}/count", 4, now, last)]
@@ -121,8 +123,7 @@ def test_a_rebuilt_sweep_is_judged_with_its_own_clock_looks_and_margins(tmp_path
     judging = {"timing": "cpu", "max_repeats": 8, "equivalence": 0.1, "confidence": 0.9, "accuracy_tolerance": 0.01}
     uri, parent = make_store(tmp_path, with_results=False, repeats=1, **judging)
     verdicts = resolve(parent, uri).verdicts
-    judged = (verdicts.tolerance, verdicts.confidence, verdicts.equivalence, verdicts.looks, verdicts.timing)
-    assert judged == (0.01, 0.9, 0.1, (1, 8), "cpu")
+    assert verdicts.judging == Judging(0.01, 0.9, 0.1, (1, 8), "cpu")
 
 
 def test_an_mlflow_store_that_does_not_answer_exits_3(capsys):

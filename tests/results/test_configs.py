@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from raycomp.base.keys import WALL
+from raycomp.config.arm import Arm
 from raycomp.results.configs import summarize_configs
 from raycomp.results.summary import TrialRecord, summarize
 from raycomp.results.verdict_text import best_line
@@ -13,16 +14,13 @@ def trials(config_id: str, losses: list[float], accuracy: float, seeds: int = 3,
     return [
         TrialRecord(
             f"{config_id}-{seed}",
-            variant,
-            {},
+            Arm(variant, config_id, repeat=seed),
             "TERMINATED",
             [
                 {"eval/accuracy": accuracy * (i + 1) / len(losses), WALL: wall * (i + 1) * (1 + 0.01 * seed),
                  "train/loss": loss}
                 for i, loss in enumerate(losses)
             ],
-            config_id=config_id,
-            repeat=seed,
         )
         for seed in range(seeds)
     ]  # fmt: skip

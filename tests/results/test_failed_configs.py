@@ -25,7 +25,7 @@ def failing(records: list[TrialRecord], config_id: str, seeds: tuple[int, ...] |
     records one: status ERROR, the whole error on one line, and its first line apart."""
     return [
         dataclasses.replace(r, status=keys.ERROR, history=[], error=WHOLE_ERROR, error_line=FIRST_LINE)
-        if r.config_id == config_id and (seeds is None or r.repeat in seeds)
+        if r.arm.config_id == config_id and (seeds is None or r.arm.repeat in seeds)
         else r
         for r in records
     ]

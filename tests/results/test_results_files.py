@@ -13,6 +13,7 @@ from reportkit import MACHINE, hand_made_records, traced_records, trial_by_confi
 
 from raycomp.base.errors import NotFound, RaycompError
 from raycomp.base.keys import TRACES, WALL
+from raycomp.config.arm import Arm
 from raycomp.results.configs import summarize_configs
 from raycomp.results.results_files import read_results, write_results
 from raycomp.results.summary import TraceRow, TrialRecord, summarize
@@ -38,7 +39,7 @@ def test_reports_without_the_metric_or_with_nan_are_not_points():
         {"step": 3, WALL: 3.0, "eval/accuracy": 0.5, "machine": "old"},
         {"step": 4, WALL: math.nan, "eval/accuracy": 0.0, "machine": "new"},
     ]
-    [summary] = summarize([TrialRecord("t", "baseline", {}, "TERMINATED", history)])
+    [summary] = summarize([TrialRecord("t", Arm("baseline"), "TERMINATED", history)])
     assert summary.curve == ((3, 3.0, 0.5), (4, None, 0.0)) and summary.machine == "new"
 
 
@@ -65,9 +66,9 @@ def test_summaries_come_back_from_results_json_as_they_went_in_traces_included(t
 
 def test_a_records_traces_field_wins_over_its_reports_and_a_missing_value_is_not_traces():
     row = {"algorithm": "EMA", "event": "batch_end", "count": 3, "total_s": 0.5}
-    given = TrialRecord("a", "method", {}, "TERMINATED", [{WALL: 1.0, TRACES: []}], traces=[row])
-    from_reports = TrialRecord("b", "method", {}, "TERMINATED", [{TRACES: [row]}, {WALL: 1.0, TRACES: math.nan}])
-    none = TrialRecord("c", "method", {}, "TERMINATED", [{WALL: 1.0}])
+    given = TrialRecord("a", Arm("method"), "TERMINATED", [{WALL: 1.0, TRACES: []}], traces=[row])
+    from_reports = TrialRecord("b", Arm("method"), "TERMINATED", [{TRACES: [row]}, {WALL: 1.0, TRACES: math.nan}])
+    none = TrialRecord("c", Arm("method"), "TERMINATED", [{WALL: 1.0}])
     traces = [s.traces for s in summarize([given, from_reports, none])]
     assert traces == [(TraceRow("EMA", "batch_end", 3, 0.5),)] * 2 + [None]  # NaN: a report without the key
 

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from raycomp.base.keys import WALL
+from raycomp.config.arm import Arm
 from raycomp.results.configs import summarize_configs
 from raycomp.results.results_files import write_results
 from raycomp.results.summary import TrialRecord, best, format_table, summarize
@@ -14,22 +15,22 @@ def history(*points):
 
 
 TRIALS = [
-    TrialRecord("t0", "baseline", {}, "TERMINATED", history((10, 0.5), (20, 0.7), (30, 0.8))),
+    TrialRecord("t0", Arm("baseline"), "TERMINATED", history((10, 0.5), (20, 0.7), (30, 0.8))),
     TrialRecord(
         "t1",
-        "method",
-        {"algorithms.selective_backprop.keep": 0.5},
+        Arm("method", "method-1", {"algorithms.selective_backprop.keep": 0.5}),
         "TERMINATED",
         history((8, 0.6), (16, 0.8), (24, 0.85)),
     ),
     TrialRecord(
         "t2",
-        "method",
-        {"algorithms.selective_backprop.keep": 0.3},
+        Arm("method", "method-2", {"algorithms.selective_backprop.keep": 0.3}),
         "TERMINATED",
         history((7, 0.4), (14, 0.6), (21, 0.75)),
     ),
-    TrialRecord("t3", "method", {"algorithms.selective_backprop.keep": 0.1}, "ERROR", [], error="boom"),
+    TrialRecord(
+        "t3", Arm("method", "method-3", {"algorithms.selective_backprop.keep": 0.1}), "ERROR", [], error="boom"
+    ),
 ]
 
 
@@ -43,7 +44,7 @@ def test_speedup_is_baseline_time_over_time_to_baseline_accuracy():
 
 
 def test_min_mode_and_no_baseline():
-    trials = [TrialRecord("a", "method", {}, "TERMINATED", [{"eval/loss": 1.0, WALL: 5}])]
+    trials = [TrialRecord("a", Arm("method"), "TERMINATED", [{"eval/loss": 1.0, WALL: 5}])]
     [summary] = summarize(trials, metric="eval/loss", mode="min")
     assert summary.speedup is None and summary.final_metric == 1.0
 
@@ -70,7 +71,7 @@ def test_a_diverged_trial_is_flagged_never_best_and_its_json_stays_valid(tmp_pat
             {"eval/accuracy": accuracy, WALL: 10.0 * (i + 1), "train/loss": loss} for i, loss in enumerate(losses)
         ]
         variant = "baseline" if config_id == "baseline" else "method"
-        return TrialRecord(trial_id, variant, {}, "TERMINATED", points, config_id=config_id, repeat=repeat)
+        return TrialRecord(trial_id, Arm(variant, config_id, repeat=repeat), "TERMINATED", points)
 
     trials = [
         *(run(f"b{seed}", "baseline", seed, [2.0, 1.5], 0.6) for seed in range(3)),
@@ -78,7 +79,7 @@ def test_a_diverged_trial_is_flagged_never_best_and_its_json_stays_valid(tmp_pat
         *(run(f"x{seed}", "method-2", seed, [2.0, 50.0], 0.95) for seed in range(3)),  # 25x its first loss
         *(run(f"m{seed}", "method-3", seed, [2.0, 1.4], 0.61) for seed in range(3)),
     ]
-    trials.append(TrialRecord("inf", "method", {}, "TERMINATED", [{"eval/accuracy": float("inf"), WALL: 1.0}]))
+    trials.append(TrialRecord("inf", Arm("method", "inf"), "TERMINATED", [{"eval/accuracy": float("inf"), WALL: 1.0}]))
     summaries = summarize(trials)
     flagged = {s.trial_id for s in summaries if s.diverged}
     assert flagged == {"n0", "n1", "n2", "x0", "x1", "x2"}

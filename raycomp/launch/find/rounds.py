@@ -93,7 +93,7 @@ def run_round(
         if not arms:
             return grids, False
         folder = next_folder(config.layout.run_dir)
-    tuner = build_tuner(config, parent, arms=arms, folder=folder)  # type: ignore[arg-type]  (Arms, as adapt passes)
+    tuner = build_tuner(config, parent, arms=arms, folder=folder)
     grid, interrupted = _fit(tuner)
     return [*grids, grid], interrupted
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from ray import tune
 
 from raycomp.base import keys
-from raycomp.config import ExperimentConfig, SweepConfig
+from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
 from raycomp.launch.sweep.ledger import next_folder, relabeled, result_arm
 from raycomp.results.configs import SweepVerdicts
@@ -34,7 +34,7 @@ def judge(config: ExperimentConfig, grids: list[tune.ResultGrid]) -> SweepVerdic
     from raycomp.results.summary import summarize
 
     metric, mode = config.objective
-    return judge_sweep(summarize(trial_records(grids), metric, mode), mode, config.sweep or SweepConfig())
+    return judge_sweep(summarize(trial_records(grids), metric, mode), mode, config.sweep_or_default)
 
 
 def open_configs(verdicts: SweepVerdicts, max_repeats: int) -> dict[str, int]:
@@ -56,7 +56,7 @@ def next_arms(config: ExperimentConfig, wanted: dict[str, int], trained: list[Ar
     control, frontier budgets) at every such seed they lack; in the sweep's shuffled order of each seed."""
     from raycomp.launch.sweep.space import sweep_arms
 
-    sweep = config.sweep or SweepConfig()
+    sweep = config.sweep_or_default
     seeds = set(wanted.values())
     deepest = max(seeds) + 1
     longer = config.model_copy(update={"sweep": sweep.model_copy(update={"repeats": deepest})})
@@ -76,7 +76,7 @@ def adapt(
 ) -> tune.ResultGrid | None:
     """Adds rounds of seeds to ``grids`` (in place) until nothing is open; returns the last round's grid when
     an interrupt (Ctrl-C, SIGTERM) stopped it, else None."""
-    sweep = config.sweep or SweepConfig()
+    sweep = config.sweep_or_default
     max_repeats = sweep.max_repeats or sweep.repeats
     while True:
         wanted = open_configs(judge(config, grids), max_repeats)

@@ -13,7 +13,7 @@ from pathlib import Path
 from ray import tune
 
 from raycomp.base import keys
-from raycomp.config import ExperimentConfig, SweepConfig
+from raycomp.config import ExperimentConfig
 from raycomp.launch.sweep.outcome import sweep_trials, trial_records
 from raycomp.results.configs import SweepVerdicts, judge_sweep
 from raycomp.results.results_files import write_results
@@ -41,7 +41,7 @@ def write_sweep_results(config: ExperimentConfig, grids: list[tune.ResultGrid]) 
     driver (they stay local when the storage is a URI)."""
     metric, mode = config.objective
     summaries = summarize(trial_records(grids), metric, mode)
-    verdicts = judge_sweep(summaries, mode, config.sweep or SweepConfig())
+    verdicts = judge_sweep(summaries, mode, config.sweep_or_default)
     folder = config.layout.local_dir
     paths = write_results(folder, summaries, metric, mode, verdicts)
     errored = sum(1 for result, _ in sweep_trials(grids) if result.error is not None)

@@ -32,7 +32,7 @@ def trial_records(grids: tune.ResultGrid | Iterable[tune.ResultGrid]) -> list[Tr
         key = f"{arm.config_id} {arm.key()}"
         if key not in records or records[key].status != keys.TERMINATED:
             records[key] = record
-    return sorted(records.values(), key=lambda record: record.variant != keys.BASELINE)
+    return sorted(records.values(), key=lambda record: record.arm.variant != keys.BASELINE)
 
 
 def sweep_trials(grids: Iterable[tune.ResultGrid]) -> list[tuple[tune.Result, Arm]]:
@@ -55,15 +55,11 @@ def _record(result: tune.Result, arm: Arm) -> TrialRecord:
     traces = (result.metrics or {}).get(keys.TRACES)  # the last result's: whole-run totals
     return TrialRecord(
         trial_id,
-        arm.variant,
-        arm.applied,
+        arm,
         status,
         history,
         error,
         traces=traces,
-        config_id=arm.config_id,
-        repeat=arm.repeat,
-        budget=arm.budget,
         error_line=first_line(_raised(result.error)) if result.error else None,
     )
 

@@ -15,7 +15,8 @@ import time
 from ray import tune
 
 from raycomp.base.errors import ConfigError
-from raycomp.config import ExperimentConfig, SweepConfig
+from raycomp.config import ExperimentConfig
+from raycomp.config.arm import Arm
 from raycomp.launch.signals import tune_interrupts
 from raycomp.launch.sweep.adaptive import adapt
 from raycomp.launch.sweep.ledger import (
@@ -61,11 +62,11 @@ def run_sweep(
     ``sweep.max_repeats`` it then adds seeds to the configurations still unresolved (adaptive.py)."""
     started = time.monotonic()
     outcome = _run_arms(config, parent, resume=resume, extend=extend)
-    sweep = config.sweep or SweepConfig()
+    sweep = config.sweep_or_default
     if outcome.interrupted or not sweep.adaptive or sweep.search_alg == "optuna":
         return outcome
 
-    def fit(arms: list[dict], folder: tuple[str, str]) -> tuple[tune.ResultGrid, bool]:
+    def fit(arms: list[Arm], folder: tuple[str, str]) -> tuple[tune.ResultGrid, bool]:
         return _fit(build_tuner(config, parent, arms=arms, folder=folder))
 
     grid = adapt(config, outcome.grids, fit, started=started)
@@ -82,7 +83,7 @@ def _run_arms(
     extend: bool,
 ) -> SweepOutcome:
     """The sweep's own arms (its first ``repeats`` seeds): trained, or restored and completed."""
-    sweep = config.sweep or SweepConfig()
+    sweep = config.sweep_or_default
     random_search = sweep.search_alg != "optuna"
     if extend and not random_search:
         raise ConfigError("--extend needs sweep.search_alg: random (a searcher samples each trial anew)")

@@ -43,7 +43,7 @@ def sweep_arms(config: ExperimentConfig) -> list[Arm]:
     seed, each seed's block in its own shuffled order, so the baseline does not always run first and a
     slow spell of the machine does not land on one configuration.
     """
-    sweep = config.sweep or SweepConfig()
+    sweep = config.sweep_or_default
     blank = dict.fromkeys(sweep.space)  # non-method arms: the same table columns as every other arm
     configs: list[Arm] = []
     if sweep.baseline:
@@ -171,7 +171,7 @@ def search_space(
     ``TuneConfig.max_concurrent_trials`` only to searchers it wraps, and ignores it beside this one.
     ``arms`` replaces the sweep's own arms (a resumed or extended sweep trains only the missing ones).
     """
-    sweep = config.sweep or SweepConfig()
+    sweep = config.sweep_or_default
     if sweep.search_alg != "optuna":
         from ray.tune.search import BasicVariantGenerator
 

@@ -21,6 +21,7 @@ from raycomp.base.layout import is_uri
 from raycomp.base.redaction import redacted_uri, without_credentials, without_secret_query
 from raycomp.base.remedies import remedies
 from raycomp.config import ExperimentConfig, SweepConfig
+from raycomp.config.arm import Arm
 from raycomp.launch.cluster import TRIAL_SLOT
 from raycomp.launch.sweep.space import search_space
 from raycomp.launch.sweep.trial import run_trial
@@ -172,7 +173,7 @@ def build_tuner(
     parent: RunRef | None = None,
     callbacks: list[tune.Callback] | None = None,
     *,
-    arms: list[dict[str, Any]] | None = None,
+    arms: list[Arm] | None = None,
     folder: tuple[str, str] | None = None,
 ) -> tune.Tuner:
     """The Tuner for ``config``'s sweep (no ``sweep`` section: the baseline and the config as written).
@@ -182,7 +183,7 @@ def build_tuner(
     replaces the sweep's arms and ``folder`` (storage_path, name) its experiment folder: a continued
     sweep trains the arms it lacks in an experiment of their own (ledger.py).
     """
-    sweep = config.sweep or SweepConfig()
+    sweep = config.sweep_or_default
     cluster = ray.cluster_resources()
     if config.scaling.num_workers > 0 and cluster.get(TRIAL_SLOT, 0) < 1:
         raise RuntimeError(
