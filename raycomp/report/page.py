@@ -21,6 +21,11 @@ from raycomp.report.text import escape
 from raycomp.report.trial_table import trial_table
 from raycomp.results.verdict_text import better, worse_rule
 
+_LEFT_OUT = {  # sweep.timing -> what its times leave out
+    "steps": "evaluation and checkpoints left out",
+    "cpu": "evaluation and checkpoints left out",
+    "wall": "the whole fit, evaluation and checkpoints included",
+}
 STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px auto; max-width: 1180px;
        color: #1d1d1f; padding: 0 16px; }
@@ -132,18 +137,19 @@ def _how_to_read(sweep: Sweep) -> str:
         "<i>slower</i> when it lies wholly above or below 1× (<i>trade-off</i>: slower but better than every "
         "budget); else <i>no evidence</i>, <i>uninformative</i> when its intervals come from fewer than 3 seeds. "
         "<i>failed</i> is no verdict: the configuration's trials failed, and the error's first line says why. "
-        "Times are the training steps' own (evaluation and checkpoints left out), measured in this sweep on this "
-        "machine; trials that ran side by side shared it.</p>"
+        f"Times are the {judging.clock} ({_LEFT_OUT[judging.timing]}, <code>sweep.timing: {judging.timing}</code>), "
+        "measured in this sweep on this machine; trials that ran side by side shared it.</p>"
     )
 
 
 def _pareto_caption(sweep: Sweep) -> str:
-    level = f"{sweep.verdicts.judging.confidence:.0%}"
+    judging = sweep.verdicts.judging
+    level = f"{judging.confidence:.0%}"
     where = "lower" if sweep.mode == "min" else "higher"
     return (
-        '<p class="meta">One point per configuration at its median time and median '
-        f"{escape(sweep.metric)} over its seeds ({better(sweep.mode)}: better configurations sit {where}); faint "
-        "dots are its single trials. Horizontal bars: the speed-up's "
+        f'<p class="meta">One point per configuration at its median time ({judging.clock}, the verdicts\' clock) '
+        f"and median {escape(sweep.metric)} over its seeds ({better(sweep.mode)}: better configurations sit "
+        f"{where}); faint dots are its single trials, on the same clock. Horizontal bars: the speed-up's "
         f"{level} interval drawn as the times it implies (median time × speed-up ÷ each end of the interval), so a bar "
         "wholly left of the frontier line at the point's height reads <i>faster</i>. Vertical bars: the Δ "
         "interval added to the baseline's median. The black line is the baseline frontier (the baseline at each "

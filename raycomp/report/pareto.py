@@ -1,13 +1,15 @@
 """The accuracy-against-time figure: one point per configuration with its intervals, and the baseline frontier.
 
-Each configuration sits at its median training time and median final metric over its seeds, in its
+Every time is in the clock the verdicts compared (``sweep.timing``, ``Judging.clock`` on the x axis): the medians
+and the single trials alike. Each configuration sits at its median training time and median final metric over its
+seeds, in its
 color of every figure, its verdict in the legend. The horizontal bar is the speed-up's interval drawn as
 the times it implies (median time × speed-up ÷ each end of the interval): the verdict compares a
 configuration with the frontier at its own accuracy, so a bar wholly left of the frontier line reads
 ``faster``. The vertical bar is the accuracy difference's interval added to the baseline's median. The
 frontier (the baseline at each budget, median over seeds) is a line; the control a purple diamond;
 single trials faint dots. Artists carry a ``gid`` (``frontier``, ``control``, ``point:<config>``,
-``time-interval:<config>``, ``metric-interval:<config>``, ``best``) for the tests.
+``time-interval:<config>``, ``metric-interval:<config>``, ``best``, ``trial:<trial id>``) for the tests.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from raycomp.report.plots import (
 )
 from raycomp.report.sweep import Sweep
 from raycomp.results.configs import ConfigSummary
+from raycomp.results.judging import trial_time
+from raycomp.results.summary import TrialSummary
 from raycomp.results.verdict_text import better
 
 
@@ -38,11 +42,14 @@ def pareto(sweep: Sweep, path: Path) -> Path:
 def pareto_figure(sweep: Sweep) -> Any:
     figure, axes = figure_and_axes(11, 6)
     verdicts = sweep.verdicts
+    timing = verdicts.judging.timing
     colors = config_colors(verdicts)
-    for trial in sweep.trials:  # the single runs behind each median
-        if trial.has_result and trial.status == keys.TERMINATED:
-            color = colors.get(trial.config_id or trial.trial_id, "0.6")
-            axes.scatter(trial.wall_s, trial.final_metric, s=12, color=color, alpha=0.3, lw=0, zorder=2)
+    for trial in _finished(sweep):  # the single runs behind each median, on the medians' clock
+        color = colors.get(trial.config_id or trial.trial_id, "0.6")
+        axes.scatter(
+            trial_time(trial, timing), trial.final_metric, s=12, color=color, alpha=0.3, lw=0, zorder=2,
+            gid=f"trial:{trial.trial_id}",
+        )  # fmt: skip
     _frontier(axes, verdicts)
     baseline = baseline_config(verdicts)
     reference = baseline.accuracy_median if baseline is not None else None
@@ -53,7 +60,7 @@ def pareto_figure(sweep: Sweep) -> Any:
             _configuration(axes, config, colors[config.config_id], reference, config.config_id == verdicts.best)
     if axes.get_legend_handles_labels()[0]:
         axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="configuration")
-    axes.set_xlabel("training wall time (s), median over seeds")
+    axes.set_xlabel(f"{verdicts.judging.clock} (s), median over seeds")
     axes.set_ylabel(f"final {sweep.metric}, median over seeds ({better(sweep.mode)})")
     level = f"{verdicts.judging.confidence:.0%}"
     axes.set_title(f"{sweep.metric} against time ({better(sweep.mode)}); bars: {level} intervals")
@@ -66,7 +73,7 @@ def _frame_the_points(axes: Any, sweep: Sweep) -> None:
     """Axes that span the measured points (every finished trial, every median), not the intervals: with
     two seeds a t interval can be a hundred times wider than the data. A bar that runs off the plot is
     cut at its edge, and the figure says so."""
-    points = [(t.wall_s, t.final_metric) for t in sweep.trials if t.has_result and t.status == keys.TERMINATED]
+    points = [(trial_time(t, sweep.verdicts.judging.timing), t.final_metric) for t in _finished(sweep)]
     points += [(c.time_median_s, c.accuracy_median) for c in sweep.verdicts.configs if has_point(c)]
     if not points:
         return
@@ -89,6 +96,11 @@ def _frame_the_points(axes: Any, sweep: Sweep) -> None:
             fontsize=8,
             color="0.4",
         )
+
+
+def _finished(sweep: Sweep) -> list[TrialSummary]:
+    """The trials that trained to their end with a result: the single runs behind the medians."""
+    return [t for t in sweep.trials if t.has_result and t.status == keys.TERMINATED]
 
 
 def _frontier(axes: Any, verdicts: Any) -> None:

@@ -4,6 +4,7 @@ only, when a figure is drawn."""
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from raycomp.base.atomic_files import atomic_writer
 from raycomp.report.analysis import REFERENCES, baseline_config, described, has_point, trace_totals
 from raycomp.report.sweep import Sweep
 from raycomp.results.configs import ConfigSummary, SweepVerdicts
+from raycomp.results.judging import CLOCK_LABELS
 from raycomp.results.verdict_text import better
 
 BASELINE_COLOR = "black"
@@ -84,7 +86,10 @@ def time_to_accuracy(sweep: Sweep, path: Path) -> Path:
 
 def curves_figure(sweep: Sweep) -> Any:
     """The metric at each evaluation against training wall seconds, one line per trial and one color per
-    configuration: the baseline thick black, its shorter budgets grey, the control purple dash-dot."""
+    configuration: the baseline thick black, its shorter budgets grey, the control purple dash-dot.
+
+    Evaluations are timed on the wall clock only, so every point here is wall time, the baseline's median
+    crosshair included, whatever clock the verdicts compared (the x label names it when it differs)."""
     figure, axes = figure_and_axes(11, 5.5)
     colors = config_colors(sweep.verdicts)
     configs = {c.config_id: c for c in sweep.verdicts.configs}
@@ -109,24 +114,35 @@ def curves_figure(sweep: Sweep) -> Any:
             style |= {"ls": "--", "alpha": 0.6}
         axes.plot(xs, ys, label=label, gid=f"trial:{trial.trial_id}", **style)
     baseline = baseline_config(sweep.verdicts)
-    if baseline is not None and has_point(baseline):
+    baseline_wall = _baseline_wall_median(sweep)
+    if baseline is not None and has_point(baseline) and baseline_wall is not None:
         axes.axhline(baseline.accuracy_median, color=BASELINE_COLOR, lw=0.8, ls=":", zorder=1)
-        axes.axvline(baseline.time_median_s, color=BASELINE_COLOR, lw=0.8, ls=":", zorder=1)
+        axes.axvline(baseline_wall, color=BASELINE_COLOR, lw=0.8, ls=":", zorder=1, gid="baseline-wall-median")
         axes.annotate(
-            f"dotted: the baseline's median, {baseline.accuracy_median:.4g} in {baseline.time_median_s:.1f} s",
+            f"dotted: the baseline's median, {baseline.accuracy_median:.4g} in {baseline_wall:.1f} s",
             (0.99, 0.02),
             xycoords="axes fraction",
             ha="right",
             fontsize=9,
             color="0.3",
         )
-    axes.set_xlabel("training wall time (s)")
+    judging = sweep.verdicts.judging
+    compared = "" if judging.timing == "wall" else f"; the verdicts compare the {judging.clock}"
+    axes.set_xlabel(f"{CLOCK_LABELS['wall']} (s){compared}")
     axes.set_ylabel(f"{sweep.metric} ({better(sweep.mode)})")
     axes.set_title(f"{sweep.name}: {sweep.metric} against time, every trial (dashed: stopped by the scheduler)")
     axes.grid(alpha=0.3)
     if len(configs) <= 24 and axes.get_legend_handles_labels()[0]:
         axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="configuration")
     return figure
+
+
+def _baseline_wall_median(sweep: Sweep) -> float | None:
+    """The baseline's median wall time over its finished trials: the curves' clock, not the verdicts'."""
+    walls = [
+        t.wall_s for t in sweep.trials if t.variant == keys.BASELINE and t.has_result and t.status == keys.TERMINATED
+    ]
+    return statistics.median(walls) if walls else None
 
 
 def traces(sweep: Sweep, path: Path) -> Path | None:

@@ -5,6 +5,7 @@ time-to-accuracy curves show the frontier runs and the control (no Ray, no MLflo
 from __future__ import annotations
 
 import dataclasses
+import statistics
 
 import pytest
 from reportkit import hand_made_records, write_hand_made
@@ -12,8 +13,11 @@ from reportkit import hand_made_records, write_hand_made
 from raycomp.base.keys import CPU, WALL
 from raycomp.report.pareto import pareto_figure
 from raycomp.report.plots import CONTROL_COLOR, curves_figure
-from raycomp.report.sweep import read_sweep
+from raycomp.report.sweep import Sweep, read_sweep
 from raycomp.report.write import write_report
+from raycomp.results.judging import Judging
+from raycomp.results.results_files import Results
+from raycomp.results.summary import summarize
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +101,34 @@ def test_the_axes_frame_the_measurements_not_two_seeds_wide_intervals(tmp_path):
     bar = by_gid(axes.figure)["time-interval:control"].get_xdata()
     assert max(bar) > axes.get_xlim()[1]  # cut at the edge, and the figure says so
     assert any("wider than shown" in text.get_text() for text in axes.texts)
+
+
+def _judged_on_cpu() -> Sweep:
+    """The hand-made sweep judged on the steps' CPU time (sweep.timing: cpu), each trial's twice its wall time."""
+    summaries = [
+        dataclasses.replace(s, steps_cpu_s=None if s.wall_s is None else 2 * s.wall_s)
+        for s in summarize(hand_made_records())
+    ]
+    return Sweep.from_results(Results("eval/accuracy", "max", tuple(summaries), Judging(timing="cpu")), "cpu", "made")
+
+
+def test_the_accuracy_against_time_plot_labels_the_verdicts_clock_and_puts_every_point_on_it():
+    sweep = _judged_on_cpu()
+    axes = pareto_figure(sweep).axes[0]
+    assert axes.get_xlabel() == "training steps' CPU time (s), median over seeds"
+    dots = {gid.removeprefix("trial:"): artist.get_offsets()[0][0] for gid, artist in by_gid(axes.figure).items()
+            if gid.startswith("trial:")}  # fmt: skip
+    finished = [t for t in sweep.trials if t.has_result and t.status == "TERMINATED"]
+    assert dots == {t.trial_id: t.steps_cpu_s for t in finished}  # the single trials: CPU time, not wall
+    for config in sweep.verdicts.configs:  # each median is the median of its own dots
+        ran = [dots[t.trial_id] for t in finished if t.config_id == config.config_id]
+        if config.time_median_s is not None:
+            assert config.time_median_s == pytest.approx(statistics.median(ran))
+
+
+def test_the_curves_are_wall_time_throughout_and_say_which_clock_the_verdicts_compare():
+    sweep = _judged_on_cpu()
+    axes = curves_figure(sweep).axes[0]
+    assert axes.get_xlabel() == "training wall time (s); the verdicts compare the training steps' CPU time"
+    walls = [t.wall_s for t in sweep.trials if t.variant == "baseline" and t.status == "TERMINATED"]
+    assert list(by_gid(axes.figure)["baseline-wall-median"].get_xdata()) == [statistics.median(walls)] * 2
