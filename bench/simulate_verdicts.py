@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from raycomp.results.intervals import look_confidence
 from raycomp.results.verdicts import (
     DEFAULT_CONFIDENCE,
     FASTER,
@@ -28,7 +29,6 @@ from raycomp.results.verdicts import (
     SLOWER,
     Run,
     Verdict,
-    look_confidence,
     verdict_for,
 )
 

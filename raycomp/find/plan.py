@@ -13,7 +13,8 @@ from collections.abc import Mapping
 
 from raycomp.base import keys
 from raycomp.find.recipes import Candidate
-from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE, look_confidence
+from raycomp.results.intervals import look_confidence
+from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from raycomp.base import keys
+from raycomp.results.intervals import look_confidence
 from raycomp.results.judging import DEFAULT_JUDGING, Judging, trial_time
 from raycomp.results.summary import TrialSummary
 from raycomp.results.verdicts import (
@@ -23,7 +24,6 @@ from raycomp.results.verdicts import (
     Run,
     Verdict,
     best_config,
-    look_confidence,
     noise_floor,
     verdict_for,
 )

@@ -3,12 +3,8 @@
 Pure numbers in, a ``Verdict`` out (no Ray, MLflow or torch). Every configuration runs with seeds
 0..N-1; the seed index pairs a configuration's trial with the baseline's and the frontier's.
 
-**The frontier is a curve.** The baseline trains at several budgets (fractions of ``max_duration``, 1.0
-is the baseline itself, above 1 prices accuracy gains). Its accuracy against budget is fitted once over
-every seed's runs, monotone (isotonic regression, pool-adjacent-violators), so one seed whose shorter
-budget happened to beat its full one no longer turns metric noise into time noise. Its *time* stays per
-seed: at seed i the reference time for a budget is that seed's own measured time of it (interpolated
-between budgets), which keeps the pairing in time that cancels slow spells of the machine.
+**The frontier is a curve** (``frontier.py``): the baseline's accuracy against its budget, fitted once over
+every seed, monotone; the *time* of a budget stays per seed.
 
 **Equal accuracy means equal.** A configuration's accuracy counts by its paired differences from the
 baseline (what a seed shares, its data order and initialisation, cancels), averaged over its seeds, and
@@ -41,23 +37,19 @@ import dataclasses
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import Literal
 
-import numpy as np
+from raycomp.results.frontier import ROUNDING, Frontier, reference_reach, time_at
+from raycomp.results.intervals import DEFAULT_CONFIDENCE, t_interval
 
 FASTER, SLOWER, NO_EVIDENCE, LESS_ACCURATE = "faster", "slower", "no evidence", "less accurate"
 EQUIVALENT, TRADE_OFF = "equivalent", "trade-off"
 VERDICTS = (FASTER, SLOWER, EQUIVALENT, TRADE_OFF, NO_EVIDENCE, LESS_ACCURATE)
 RESOLVED = frozenset({FASTER, SLOWER, EQUIVALENT, TRADE_OFF, LESS_ACCURATE})  # an answer: no more seeds needed
 DEFAULT_TOLERANCE = 0.005  # 0.5 point of accuracy, in the metric's units
-DEFAULT_CONFIDENCE = 0.95
 DEFAULT_EQUIVALENCE = 0.05  # speed-ups within ±5 % are no practical difference
-SPENDING_POWER = 3.0  # alpha spent by information fraction f: alpha * f**3 (Kim-DeMets power family)
-_ROUNDING = 1e-9  # an interval must clear 1 (log 0) by more than this: equal times, interpolated, are not faster
 
 Mode = Literal["max", "min"]
-Position = Literal["within", "below", "beyond"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,59 +64,6 @@ class Run:
     time_s: float | None  # training time (the steady-state estimate when the trial has one)
     curve: tuple[tuple[float, float], ...] = ()  # (time_s, metric) at each evaluation
     budget: float | None = None
-
-
-class Reach(NamedTuple):
-    """The budget at which the fitted frontier reaches a target, and where the target lies against it."""
-
-    budget: float
-    position: Position
-
-
-@dataclasses.dataclass(frozen=True)
-class Frontier:
-    """The baseline's score (accuracy, or minus a loss) against budget: non-decreasing, fitted over all seeds.
-
-    ``budgets`` ascending; ``scores`` the isotonic fit of the mean score at each budget, weighted by its
-    number of runs. Linear between budgets."""
-
-    budgets: tuple[float, ...]
-    scores: tuple[float, ...]
-
-    @classmethod
-    def fit(cls, points: Iterable[tuple[float, float]]) -> Frontier | None:
-        """From (budget, score) points of every seed; None without any."""
-        by_budget: dict[float, list[float]] = {}
-        for budget, score in points:
-            by_budget.setdefault(budget, []).append(score)
-        if not by_budget:
-            return None
-        budgets = sorted(by_budget)
-        means = np.array([statistics.fmean(by_budget[b]) for b in budgets])
-        weights = np.array([float(len(by_budget[b])) for b in budgets])
-        if len(budgets) > 1:
-            from scipy.optimize import isotonic_regression
-
-            means = isotonic_regression(means, weights=weights, increasing=True).x
-        return cls(tuple(budgets), tuple(float(m) for m in means))
-
-    def score_at(self, budget: float) -> float:
-        return float(np.interp(budget, self.budgets, self.scores))
-
-    def reach(self, score: float) -> Reach:
-        """The earliest budget whose fitted score reaches ``score``: beyond the best, at the best's budget."""
-        budgets, scores = self.budgets, self.scores
-        if score > scores[-1] + _ROUNDING:
-            return Reach(budgets[scores.index(scores[-1])], "beyond")
-        if score < scores[0] - _ROUNDING:
-            return Reach(budgets[0], "below")
-        for k, reached in enumerate(scores):
-            if reached >= score - _ROUNDING:
-                if k == 0 or reached <= scores[k - 1]:
-                    return Reach(budgets[k], "within")
-                share = (score - scores[k - 1]) / (reached - scores[k - 1])
-                return Reach(budgets[k - 1] + share * (budgets[k] - budgets[k - 1]), "within")
-        return Reach(budgets[-1], "within")  # unreachable: score <= scores[-1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,73 +104,6 @@ def _sign(mode: Mode) -> int:
     return 1 if mode == "max" else -1
 
 
-@lru_cache(maxsize=256)
-def _t_quantile(degrees: int, confidence: float) -> float:
-    from scipy import stats  # on first use: scipy.stats takes a second to import, and the report may need no verdict
-
-    return float(stats.t.ppf(0.5 + confidence / 2, degrees))
-
-
-def t_interval(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float, float] | None:
-    """(mean, low, high) of the Student t interval for the mean of ``values``; None with fewer than two."""
-    n = len(values)
-    if n < 2:
-        return None
-    mean = sum(values) / n
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = _t_quantile(n - 1, confidence) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half
-
-
-def look_confidence(n: int, first: int, last: int, confidence: float = DEFAULT_CONFIDENCE) -> float:
-    """The interval level at the look with ``n`` seeds of a sweep that looks at ``first``, ``first+1``, ..,
-    ``last`` seeds and stops a configuration as soon as it is resolved.
-
-    A group-sequential t test: by information fraction f = n/last the looks may have spent alpha·f³ in
-    all (Kim-DeMets power family, rho = 3: most of it kept for the later looks, where it buys the most
-    power), and each look's t boundary is set so that the chance an A/A configuration *first* crosses it
-    there is that look's increment (``_look_levels``). The increments sum to alpha, so the chance that any
-    look says ``faster`` or ``slower`` of an A/A configuration is alpha; stopping earlier, or skipping
-    looks, only lowers it. ``first == last`` (no adaptive seeds) is one look at ``confidence`` itself."""
-    if last <= first:
-        return confidence
-    return _look_levels(first, last, round(confidence, 12))[min(max(n, first), last) - first]
-
-
-SEQUENTIAL_PATHS = 200_000  # simulated A/A paths that set the boundaries: each look's alpha to a few % of itself
-
-
-@lru_cache(maxsize=16)
-def _look_levels(first: int, last: int, confidence: float) -> tuple[float, ...]:
-    """Each look's two-sided level, from simulated A/A sequences of per-seed log speed-ups.
-
-    Successive looks share their seeds, so a union bound over them (each look at its own increment of
-    alpha) wastes most of it: at 8 seeds it asked for t > 3.14 where 2.67 keeps the same overall rate.
-    The t statistic of normal data with mean 0 does not depend on its spread, so one simulation of
-    standard-normal paths gives every look's boundary exactly (up to Monte Carlo error); the generator is
-    seeded, so every sweep, report and rerun gets the same levels."""
-    from scipy import stats  # as in _t_quantile
-
-    alpha = 1 - confidence
-    draws = np.random.default_rng(0).standard_normal((SEQUENTIAL_PATHS, last))
-    sums, squares = np.cumsum(draws, axis=1), np.cumsum(draws**2, axis=1)
-    crossed = np.zeros(SEQUENTIAL_PATHS, dtype=bool)
-    levels = []
-    for n in range(first, last + 1):
-        if n < 2:  # one seed has no interval, so no look: its share of alpha stays unspent
-            levels.append(confidence)
-            continue
-        mean = sums[:, n - 1] / n
-        t = np.abs(mean) * math.sqrt(n) / np.sqrt((squares[:, n - 1] - n * mean**2) / (n - 1))
-        spent_before = 0.0 if n == first else alpha * ((n - 1) / last) ** SPENDING_POWER
-        first_crossings = round((alpha * (n / last) ** SPENDING_POWER - spent_before) * SEQUENTIAL_PATHS)
-        open_t = np.sort(t[~crossed])[::-1]
-        bound = float(open_t[min(first_crossings, len(open_t) - 1)])  # exactly that many open paths lie above
-        crossed |= t > bound
-        levels.append(1 - 2 * float(stats.t.sf(bound, n - 1)))
-    return tuple(levels)
-
-
 def _first_reaching(run: Run, target: float, sign: int) -> float | None:
     points = sorted(
         (t, v) for t, v in (*run.curve, (run.time_s, run.accuracy)) if _value(t) is not None and _value(v) is not None
@@ -246,31 +118,6 @@ def _exp(log_value: float) -> float:
 
 def _geometric_mean(log_values: Sequence[float]) -> float | None:
     return math.exp(sum(log_values) / len(log_values)) if log_values else None
-
-
-def _time_at(budget_times: Mapping[float, float], budget: float) -> float:
-    """A seed's training time at ``budget``: ``budget`` times the median of its budgets' time per unit of budget.
-
-    Every budget trains the same steps (only more or fewer of them), so each of a seed's baseline trials
-    measures the same step cost; their median is the seed's reference, not the full baseline's one trial.
-    That trial alone carried whatever ran beside it: two trials share the machine's two cores, and in the
-    default sweep the baseline happened to run beside the same lighter SelectiveBackprop arm at every seed
-    (the arms' order is seeded), 4-7 % below its own frontier budgets and its control, which then came out
-    a false ``slower``. The median of four trials with different neighbours halves that spread."""
-    return budget * statistics.median(time_s / b for b, time_s in budget_times.items())
-
-
-def _reference(frontier: Frontier, mean_gain: float, tolerance: float) -> Reach:
-    """Where the configuration's accuracy reaches the frontier: from its *mean* paired gain over the seeds.
-
-    Equal within tolerance is the full baseline's own budget (the fitted curve may be flat up to it: a
-    shorter budget that matched the full one would otherwise price an identical arm at that budget); only
-    the part of the gain beyond tolerance moves the reference along the frontier. One budget for every
-    seed: read seed by seed, each seed's accuracy noise (a few tenths of a point on 1,000 test images)
-    became time noise through the frontier's slope (0.4 point was 12 % of the baseline's time between
-    budgets 0.75 and 1.0), and it, not the timing, kept configurations near 1.0x open at 8 seeds."""
-    excess = mean_gain - min(max(mean_gain, -tolerance), tolerance)
-    return Reach(1.0, "within") if excess == 0 else frontier.reach(frontier.score_at(1.0) + excess)
 
 
 def verdict_for(
@@ -310,10 +157,10 @@ def verdict_for(
     ]
     seeds = [seed for seed, _, _ in paired]
     deltas = [run.accuracy - base.accuracy for _, run, base in paired]  # paired: what the seed shares cancels
-    reach = _reference(frontier, sign * statistics.fmean(deltas), tolerance) if paired else None
+    reach = reference_reach(frontier, sign * statistics.fmean(deltas), tolerance) if paired else None
     log_speedups, log_to_full, log_ratios = [], [], []
     for seed, run, base in paired:
-        log_speedups.append(math.log(_time_at(budget_times[seed], reach.budget) / run.time_s))  # type: ignore[union-attr]
+        log_speedups.append(math.log(time_at(budget_times[seed], reach.budget) / run.time_s))  # type: ignore[union-attr]
         log_ratios.append(math.log(run.time_s / base.time_s))
         reached = _first_reaching(run, base.accuracy, sign)
         if reached is not None and reached > 0:
@@ -368,11 +215,11 @@ def _decide(
     on_frontier = not (beyond or below)
     if on_frontier and -margin <= speed[1] and speed[2] <= margin and abs(accuracy[0]) <= tolerance:
         return EQUIVALENT, f"speed-up within ±{equivalence:.0%}, accuracy within tolerance"
-    if speed[1] > _ROUNDING:
+    if speed[1] > ROUNDING:
         if below:
             return NO_EVIDENCE, "below the frontier (less accurate than every budget): the speed-up is an upper bound"
         return FASTER, ""
-    if speed[2] < -_ROUNDING:
+    if speed[2] < -ROUNDING:
         if 2 * beyond > n:
             ratio = f"{time_ratio:.2f}× the baseline's time" if time_ratio else "slower"
             return TRADE_OFF, f"more accurate than every budget, {ratio}"

@@ -54,7 +54,7 @@ def test_the_verdict_table_names_the_sweeps_metric():
 
 def test_an_adaptive_sweep_judges_each_config_at_its_looks_level_and_says_why_it_stopped():
     """repeats 3, max_repeats 5: three seeds are the first look, at the level alpha spending gives it."""
-    from raycomp.results.verdicts import look_confidence
+    from raycomp.results.intervals import look_confidence
 
     verdicts = summarize_configs(summarize(hand_made_records()), "max", Judging(0.005, 0.95, 0.05, (3, 5)))
     method = next(c for c in verdicts.configs if c.config_id == "method-1")

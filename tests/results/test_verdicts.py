@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from raycomp.results.frontier import Frontier, Reach
+from raycomp.results.intervals import look_confidence, t_interval
 from raycomp.results.verdicts import (
     EQUIVALENT,
     FASTER,
@@ -22,14 +24,10 @@ from raycomp.results.verdicts import (
     NO_EVIDENCE,
     SLOWER,
     TRADE_OFF,
-    Frontier,
-    Reach,
     Run,
     Verdict,
     best_config,
-    look_confidence,
     noise_floor,
-    t_interval,
     verdict_for,
 )
 

@@ -1,7 +1,7 @@
 """Adaptive repeats (``sweep.max_repeats``): seeds go only where the verdict is still open.
 
 After the sweep's first ``repeats`` seeds, the driver judges every configuration (the same
-``summarize_configs`` the report uses, each at its own look's level: ``verdicts.look_confidence`` spends
+``summarize_configs`` the report uses, each at its own look's level: ``intervals.look_confidence`` spends
 alpha over the looks, so looking again does not raise false verdicts) and trains one more paired seed of
 each configuration still ``no evidence``, with the baseline, its frontier budgets and the control at that
 seed. It repeats until every configuration is resolved (``faster``, ``slower``, ``equivalent``,
