@@ -21,9 +21,9 @@ from raycomp.algorithms.glu import apply_gated_linear_units
 from raycomp.algorithms.gradient_clipping import apply_gradient_clipping
 from raycomp.algorithms.label_smoothing import smooth_labels
 from raycomp.algorithms.layer_freezing import freeze_layers
+from raycomp.algorithms.loss_selection import select_using_loss, should_selective_backprop
 from raycomp.algorithms.mixup import mixup_batch
 from raycomp.algorithms.progressive_resizing import resize_batch
-from raycomp.algorithms.selective_backprop import select_using_loss, should_selective_backprop
 from raycomp.algorithms.seq_length_warmup import set_batch_sequence_length
 from raycomp.loop.batchnorm import recalibrate_batchnorm
 

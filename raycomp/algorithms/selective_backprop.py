@@ -24,20 +24,20 @@ On the CPU the selection pass takes its images channels-last (``ScoringLayout``)
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar
 
 import torch
-import torch.nn.functional as F
 from pydantic import Field
 from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 
 from raycomp.algorithms._workload import batch_pair, resized_refusal, shape_of
 from raycomp.algorithms.arguments import checked_arguments
+from raycomp.algorithms.loss_selection import downsample, select_unchecked, should_selective_backprop
+from raycomp.algorithms.loss_selection import select_using_loss as select_using_loss  # Composer's import path
+from raycomp.algorithms.selective_backprop_scoring import ScoringLayout, ScoringMode, freeze_running_stats
 from raycomp.base.errors import one_line
 from raycomp.core.algorithm import Algorithm, Inapplicable
 from raycomp.core.compiling import compile_model
@@ -45,186 +45,6 @@ from raycomp.core.event import Event
 from raycomp.core.logger import Logger
 from raycomp.core.precision import autocast
 from raycomp.core.state import State
-from raycomp.loop.batchnorm import running_stat_layers
-
-_INTERPOLATION = {3: "linear", 4: "bilinear", 5: "trilinear"}
-
-
-def should_selective_backprop(
-    current_duration: float, batch_idx: int, start: float = 0.5, end: float = 0.9, interrupt: int = 2
-) -> bool:
-    """True inside ``[start, end)`` of training, except on every ``interrupt``-th batch of an epoch.
-
-    ``interrupt=0`` selects on every batch of the interval; ``interrupt=2`` alternates selected and
-    vanilla batches; ``interrupt=1`` makes every batch vanilla.
-    """
-    in_interval = start <= current_duration < end
-    is_selection_step = interrupt == 0 or (batch_idx + 1) % interrupt != 0
-    return in_interval and is_selection_step
-
-
-def select_using_loss(
-    input: torch.Tensor,
-    target: torch.Tensor,
-    model: Callable[[torch.Tensor], torch.Tensor],
-    loss_fun: Callable[..., torch.Tensor],
-    keep: float = 0.5,
-    scale_factor: float = 1,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The ``int(keep * N)`` examples (at least one) of the batch sampled by loss rank, in batch order.
-
-    ``loss_fun(outputs, targets, reduction='none')`` must return per-sample losses. With
-    ``scale_factor < 1`` the selection pass sees 3-, 4- or 5-D inputs downsampled by that factor; the
-    kept examples are returned at full size. If ``model`` is an ``nn.Module`` it runs in eval mode.
-    """
-    if scale_factor > 1:
-        raise ValueError(f"scale_factor must be <= 1 (it only downsamples), got {scale_factor}")
-    _check_loss_fun(loss_fun)
-    if not 0 < keep <= 1:
-        raise ValueError(f"keep must be in (0, 1], got {keep}")
-    with eval_mode(model if isinstance(model, nn.Module) else None):
-        return _select(input, target, model, loss_fun, keep, scale_factor)
-
-
-def _select(
-    input: torch.Tensor,
-    target: torch.Tensor,
-    model: Callable[[torch.Tensor], torch.Tensor],
-    loss_fun: Callable[..., torch.Tensor],
-    keep: float,
-    scale_factor: float,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``select_using_loss`` without its checks, for the Algorithm's per-batch call: no device sync."""
-    num_samples = input.shape[0]
-    num_keep = max(1, int(keep * num_samples))
-    with torch.no_grad():
-        losses = loss_fun(model(downsample(input, scale_factor)), target, reduction="none")
-    losses = losses.detach().float().reshape(num_samples, -1).mean(dim=1)
-    by_loss = losses.argsort()
-    percentiles = (torch.arange(num_samples, device=losses.device, dtype=torch.float32) + 0.5) / num_samples
-    chosen_ranks = torch.multinomial(percentiles ** (1.0 / keep - 1.0), num_keep, replacement=False)
-    chosen = by_loss[chosen_ranks].sort().values
-    return input[chosen], target[chosen]
-
-
-def downsample(input: torch.Tensor, scale_factor: float) -> torch.Tensor:
-    """Spatially shrink an (N, C, ...) batch of 1-, 2- or 3-D signals; a factor of 1 returns it as is."""
-    if scale_factor == 1:
-        return input
-    if input.dim() not in _INTERPOLATION or not input.is_floating_point():
-        raise ValueError(
-            f"Downsampling needs a 3-, 4- or 5-D float input, got {input.dtype} of shape {tuple(input.shape)}; "
-            "inputs such as token ids cannot be downsampled: set selective_backprop's scale_factor to 1"
-        )
-    return F.interpolate(input, scale_factor=scale_factor, mode=_INTERPOLATION[input.dim()], align_corners=False)
-
-
-@contextlib.contextmanager
-def eval_mode(module: nn.Module | None) -> Iterator[None]:
-    """Run ``module`` in eval mode, then give every submodule back the mode it had."""
-    if module is None:
-        yield
-        return
-    modes = [(m, m.training) for m in module.modules()]
-    module.eval()
-    try:
-        yield
-    finally:
-        for submodule, training in modes:
-            submodule.training = training
-
-
-def _check_loss_fun(loss_fun: Callable[..., torch.Tensor]) -> None:
-    if not callable(loss_fun):
-        raise TypeError(f"loss_fun must be callable, got {type(loss_fun).__name__}")
-    try:
-        parameters = inspect.signature(loss_fun).parameters.values()
-    except (TypeError, ValueError):  # some builtins have no signature; trust them
-        return
-    if not any(p.name == "reduction" or p.kind is p.VAR_KEYWORD for p in parameters):
-        raise TypeError("loss_fun must take a `reduction` keyword argument, to be called with reduction='none'")
-
-
-class ScoringMode:
-    """Eval mode for every layer but BatchNorm, which uses and updates batch statistics; modes given back.
-
-    The selection pass sees the whole batch, so its BatchNorm statistics are a fair sample of the data;
-    dropout draws no mask, so the losses rank the examples, not the noise. The module lists are taken once
-    per model, and the flags set directly: ``Module.train()`` recursing over a ResNet every batch is host
-    time that SB's saving has to pay for.
-    """
-
-    def __init__(self) -> None:
-        self._model: nn.Module | None = None
-        self._modules: list[nn.Module] = []
-        self.batchnorms: list[_BatchNorm] = []
-
-    def _layers_of(self, model: nn.Module) -> None:
-        if model is not self._model:
-            self._model = model
-            self._modules = list(model.modules())
-            self.batchnorms = running_stat_layers(model)
-
-    @contextlib.contextmanager
-    def __call__(self, model: nn.Module) -> Iterator[None]:
-        self._layers_of(model)
-        modes = [m.training for m in self._modules]
-        for module in self._modules:
-            module.training = False
-        for layer in self.batchnorms:
-            layer.training = True
-        try:
-            yield
-        finally:
-            for module, training in zip(self._modules, modes, strict=True):
-                module.training = training
-
-
-class ScoringLayout:
-    """Channels-last inputs for the selection pass on the CPU, where PyTorch's convolution, BatchNorm and
-    max-pool kernels run faster on them (the cnn's scoring forward at scale_factor 0.5, batch 128, one
-    thread: 6 ms against 16 ms; ResNet-20 18 against 25 ms).
-
-    Every op sees the same logical tensor, so the losses are the same up to float rounding; only a
-    ``.view`` of an activation that is no longer contiguous can fail. The first selection pass of each
-    model therefore tries it and, on a ``RuntimeError``, puts the BatchNorm statistics back and scores in
-    the model's own layout from then on. The training step is left in the loader's layout (that is the
-    ChannelsLast algorithm's business); on a GPU nothing changes (not measured there).
-    """
-
-    def __init__(self) -> None:
-        self.channels_last: bool | None = None  # None: not tried yet on this model
-
-    def forward(
-        self,
-        score: Callable[[Any], torch.Tensor],
-        input: torch.Tensor,
-        target: torch.Tensor,
-        batchnorms: list[_BatchNorm],
-    ) -> torch.Tensor:
-        if self.channels_last is False or input.dim() != 4 or input.device.type != "cpu":
-            return score((input, target))
-        nhwc = input.contiguous(memory_format=torch.channels_last)
-        if self.channels_last:
-            return score((nhwc, target))
-        saved = [[buffer.clone() for buffer in layer.buffers(recurse=False)] for layer in batchnorms]
-        try:
-            outputs = score((nhwc, target))
-        except RuntimeError:
-            for layer, buffers in zip(batchnorms, saved, strict=True):
-                for buffer, before in zip(layer.buffers(recurse=False), buffers, strict=True):
-                    buffer.copy_(before)
-            self.channels_last = False
-            return score((input, target))
-        self.channels_last = True
-        return outputs
-
-
-def freeze_running_stats(layers: list[_BatchNorm], frozen: bool) -> None:
-    """Train-mode BatchNorm layers normalise with batch statistics and, while frozen, do not update
-    their running ones (``track_running_stats=False`` is how torch's forward reads it)."""
-    for layer in layers:
-        layer.track_running_stats = not frozen
 
 
 def start_before_end(arguments: Any) -> None:
@@ -348,7 +168,7 @@ class SelectiveBackprop(Algorithm):
             def forward(x: torch.Tensor) -> torch.Tensor:
                 return self._layout.forward(score, x, target, batchnorms)
 
-            kept = _select(input, target, forward, loss, self.keep, self.scale_factor)
+            kept = select_unchecked(input, target, forward, loss, self.keep, self.scale_factor)
         state.batch = type(state.batch)(kept)
         if self.scale_factor == 1:
             self._frozen = self._scoring_mode.batchnorms
