@@ -263,7 +263,10 @@ def forget_last_trial(folder: Path) -> str:
 
 def refuse_to_mix_configs(storage: Path, path: Path) -> None:
     """A rerun under the sweep's name without --resume/--extend, even with a changed hyperparameter (defect 2),
-    and a --resume or --extend with another max_duration (defect 4): exit 2, one line, nothing trained."""
+    and a --resume or --extend with another max_duration (defect 4): exit 2, one line, nothing trained.
+
+    Each is `python -m raycomp.tune`'s main in this process: a refusal comes before Ray or MLflow starts, so a
+    process of its own (its imports and preflight, seconds each) would show nothing more."""
     config = yaml.safe_load(path.read_text())
     changed = storage / "changed.yaml"
     changed.write_text(yaml.safe_dump({**config, "optimizer": {"lr": 0.01}}))
@@ -272,10 +275,34 @@ def refuse_to_mix_configs(storage: Path, path: Path) -> None:
     cases = [(changed, [], "holds a sweep already; continue it with --resume"), (path, [], "holds a sweep already")]
     cases += [(longer, [flag], 'max_duration: "3ep" -> "6ep"') for flag in ("--resume", "--extend")]
     for file, flags, said in cases:
-        process = start(file, *flags)
-        assert finish(process) == 2, log_tail(process)
-        assert said in log_tail(process) and "Traceback" not in log_tail(process), log_tail(process)
+        code, output = tune_main_here([str(file), "--no-report", *flags])
+        assert code == 2, output
+        assert said in output and "Traceback" not in output, output
     assert json.loads((storage / "grown" / "training_config.json").read_text())["max_duration"] == "3ep"
+
+
+def tune_main_here(argv: list[str]) -> tuple[int, str]:
+    """``python -m raycomp.tune argv`` run in this process: its exit code and what it printed (stdout and stderr).
+    The working directory, ``sys.path`` and the environment, which the command may change, are given back."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from raycomp.cli.tune import main
+
+    cwd, path, environment = os.getcwd(), list(sys.path), dict(os.environ)
+    printed = io.StringIO()
+    try:
+        with redirect_stdout(printed), redirect_stderr(printed):
+            try:
+                code = main(argv)
+            except SystemExit as exit_:  # a config refused while loading exits as the command does
+                code = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        os.chdir(cwd)
+        sys.path[:] = path
+        os.environ.clear()
+        os.environ.update(environment)
+    return code, printed.getvalue()
 
 
 def grow_a_sweep(storage: Path) -> dict[tuple[str, int], dict[str, Any]]:
