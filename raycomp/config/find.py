@@ -65,7 +65,7 @@ class FindConfig(Section):
     def _methods(cls, value: Any) -> Any:
         """Known names, each once, with valid arguments (each at its key); ``name: null`` means its defaults."""
         from raycomp.algorithms.registry import ALGORITHMS
-        from raycomp.config.schema import algorithm_problems
+        from raycomp.config.algorithm_arguments import algorithm_problems
 
         if value == AUTO:
             return value

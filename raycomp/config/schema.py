@@ -5,9 +5,9 @@
 problem found is gathered into one ``ConfigError``, so a bad file is fixed in one pass.
 
 An algorithm's arguments are checked against the declaration in its constructor's signature
-(``raycomp.algorithms.arguments``), each at its own key, and the rules that tie them together (``start < end``)
-at the algorithm's name; the config keeps the validated ``Arguments``. No algorithm is built here: the recipe
-builds each once (``config/recipe.py``).
+(``raycomp.algorithms.arguments``, through ``algorithm_arguments.py``), each at its own key, and the rules that
+tie them together (``start < end``) at the algorithm's name; the config keeps the validated ``Arguments``. No
+algorithm is built here: the recipe builds each once (``config/recipe.py``).
 """
 
 from __future__ import annotations
@@ -19,21 +19,20 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, FieldSerializationInfo, ValidationError, field_serializer, field_validator, model_validator
 
-from raycomp.algorithms.arguments import Arguments, broken_rule
-from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, arguments_schema
+from raycomp.algorithms.arguments import Arguments
+from raycomp.algorithms.registry import algorithm_class
 from raycomp.base import keys
 from raycomp.base.errors import ConfigError
 from raycomp.base.layout import RunLayout
+from raycomp.config.algorithm_arguments import checked_algorithms
 from raycomp.config.find import FindConfig
-from raycomp.config.messages import Invalid, KeyPath, Problem, explain, format_problems, problems_of, show, suggest
+from raycomp.config.messages import Invalid, KeyPath, format_problems, problems_of, show
 from raycomp.config.optimization import OptimizerConfig, ScheduleConfig
 from raycomp.config.sections import (
     MAX_SEED,
     CheckpointConfig,
-    DataConfig,
     EvalConfig,
     FailureConfig,
-    ModelConfig,
     ProfileConfig,
     ScalingConfig,
     Section,
@@ -43,6 +42,7 @@ from raycomp.config.sections import (
 from raycomp.config.sweep import SweepConfig, assign, swept_algorithm
 from raycomp.config.sweep_checks import sweep_problems
 from raycomp.config.workload import eval_metric_problems, metric_num_classes, model_data_problems
+from raycomp.config.workload_sections import DataConfig, ModelConfig
 from raycomp.core.evaluator import build_metric
 from raycomp.core.time import Time, TimeUnit
 
@@ -96,29 +96,8 @@ class ExperimentConfig(Section):
 
     @field_validator("algorithms", mode="before")
     @classmethod
-    def _check_algorithms(cls, data: Any) -> Any:
-        if data is None:
-            return {}
-        if not isinstance(data, Mapping):
-            raise Invalid([((), f"must map algorithm names to their arguments, got {show(data)}")])
-        problems: list[Problem] = []
-        checked: dict[str, Arguments] = {}
-        for name, args in data.items():
-            args = {} if args is None else args
-            if isinstance(args, Arguments):
-                args = args.given()
-            if name not in ALGORITHMS:
-                problems.append(((name,), f"unknown algorithm {suggest(name, ALGORITHMS, 'algorithms')}"))
-            elif not isinstance(args, Mapping):
-                problems.append(((name,), f"must map argument names to values (or be empty), got {show(args)}"))
-            else:
-                arguments, found = validated_arguments(name, args)
-                problems += [((name, *path), message) for path, message in found]
-                if arguments is not None:
-                    checked[name] = arguments
-        if problems:
-            raise Invalid(problems)
-        return checked
+    def _check_algorithms(cls, data: Any) -> dict[str, Arguments]:
+        return checked_algorithms(data)
 
     @field_serializer("algorithms")
     def _algorithms_as_written(self, algorithms: dict[str, Arguments], info: FieldSerializationInfo) -> dict[str, Any]:
@@ -248,37 +227,6 @@ class ExperimentConfig(Section):
         flat: dict[str, Any] = {}
         _flatten_into(flat, "", data)
         return flat
-
-
-def algorithm_problems(name: str, args: Mapping[str, Any]) -> list[Problem]:
-    """Problems with one algorithm's arguments, at their keys, read from its constructor's declaration."""
-    return validated_arguments(name, args)[1]
-
-
-def validated_arguments(name: str, args: Mapping[str, Any]) -> tuple[Arguments | None, list[Problem]]:
-    """One algorithm's arguments validated by its constructor's declaration, else None and the problems, at their
-    keys: each argument at its own, a rule across arguments (``start < end``) at the algorithm's."""
-    cls, model = algorithm_class(name), arguments_schema(name)
-    fields = model.model_fields
-    problems: list[Problem] = [
-        ((arg,), f"unknown argument of {cls.__name__} {suggest(arg, fields, 'arguments')}")
-        for arg in args
-        if arg not in fields
-    ]
-    missing = [arg for arg, field in fields.items() if field.is_required() and arg not in args]
-    if missing:
-        return None, [*problems, ((), f"missing argument(s) {', '.join(missing)} (add them under algorithms.{name})")]
-    try:
-        arguments = model.model_validate({arg: value for arg, value in args.items() if arg in fields})
-    except ValidationError as exc:
-        rule = broken_rule(exc)
-        if rule is not None:  # every argument is valid: reported when nothing else is
-            return None, problems or [((), str(rule))]
-        for entry in exc.errors(include_url=False):
-            loc = tuple(entry["loc"])
-            problems.append((loc, explain(entry, fields.get(str(loc[0])) if len(loc) == 1 else None)))
-        return None, problems
-    return (None if problems else arguments), problems
 
 
 def _flatten_into(flat: dict[str, Any], prefix: str, value: Any) -> None:
