@@ -16,24 +16,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from raycomp.tracking.artifacts import download_checkpoint
     from raycomp.tracking.callback import MlflowCallback
-    from raycomp.tracking.runs import (
-        close_orphaned_run,
-        finish_open_trial_runs,
-        log_files,
-        log_verdicts,
-        sweep_run,
-        train_run,
-        trial_run,
-    )
+    from raycomp.tracking.run_recovery import close_orphaned_run, finish_open_trial_runs
+    from raycomp.tracking.runs import sweep_run, train_run, trial_run
     from raycomp.tracking.store import tracking_uri
+    from raycomp.tracking.sweep_results import log_files, log_verdicts
 
 _MODULE_OF = {
     "download_checkpoint": "artifacts",
     "MlflowCallback": "callback",
-    "close_orphaned_run": "runs",
-    "finish_open_trial_runs": "runs",
-    "log_files": "runs",
-    "log_verdicts": "runs",
+    "close_orphaned_run": "run_recovery",
+    "finish_open_trial_runs": "run_recovery",
+    "log_files": "sweep_results",
+    "log_verdicts": "sweep_results",
     "sweep_run": "runs",
     "train_run": "runs",
     "trial_run": "runs",

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -24,8 +23,6 @@ from raycomp.base import keys
 from raycomp.base.errors import one_line
 from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
-from raycomp.results.configs import CONFIG_COLUMNS, SweepVerdicts
-from raycomp.results.summary import TrialSummary
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.experiment_page import share_runs_view
 from raycomp.tracking.params import environment_tags, log_config, public_config
@@ -36,7 +33,6 @@ from raycomp.tracking.store import make_client, open_experiment, tracking_uri
 SWEEP, TRAIN, TRIAL = keys.SWEEP_KIND, keys.TRAIN_KIND, keys.TRIAL_KIND
 RUNNING, FINISHED, FAILED, KILLED = "RUNNING", "FINISHED", "FAILED", "KILLED"
 CONFIG_FILE = "config.yaml"
-VERDICTS_TABLE = "configs.json"
 
 
 @dataclasses.dataclass
@@ -123,109 +119,12 @@ def trial_run(
     try:
         yield ref
     except SystemExit as stop:
-        _end(ref, KILLED if stop.code in (0, None) else FAILED)
+        end_run(ref, KILLED if stop.code in (0, None) else FAILED)
         raise
     except BaseException:
-        _end(ref, FAILED)
+        end_run(ref, FAILED)
         raise
-    _end(ref, FINISHED)
-
-
-def close_orphaned_run(parent: RunRef, trial_id: str, *, failed: bool, finished: bool = False) -> None:
-    """Ends a trial's child run that is still RUNNING because its process never did (it died, or a
-    multi-worker trial was stopped from outside): FAILED if ``failed``, FINISHED if ``finished`` (Tune's
-    last result says it trained to its end), else KILLED. Never raises: the store may be down."""
-    try:
-        client = make_client(parent.tracking_uri)
-        run = _find(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id})
-    except Exception:  # the store is down: the trial reported its own failures already
-        return
-    if run is not None and run.info.status == RUNNING:
-        status = FAILED if failed else FINISHED if finished else KILLED
-        _end(RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id), status)
-
-
-def finish_open_trial_runs(parent: RunRef, finished_trial_ids: Iterable[str], config: ExperimentConfig) -> int:
-    """What an MLflow outage left undone, done once the store answers again (at a sweep's end, and on each
-    ``--resume``): the metric points trials spilled to ``unsent_metrics/`` are sent to their runs, and the runs
-    of trials that trained to their end but could not end their run are ended FINISHED. A run whose points
-    the store still refuses stays as it is for the next time. Never raises; returns how many runs it ended."""
-    try:
-        client = make_client(parent.tracking_uri)
-        runs = client.search_runs(
-            [parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}), max_results=10_000
-        )
-    except Exception:  # still down: the next --resume tries again
-        return 0
-    finished, ended = set(finished_trial_ids), 0
-    for run in runs:
-        ref = RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id)
-        spilled = config.layout.unsent_metrics(run.info.run_id)
-        if spilled.is_file():
-            sender = BatchedClient(ref)
-            sender.load_spilled(spilled)
-            if not sender.flush():
-                continue
-            spilled.unlink(missing_ok=True)
-        if run.info.status == RUNNING and run.data.tags.get(keys.TRIAL_TAG) in finished:
-            ended += _end(ref, FINISHED)
-    return ended
-
-
-def log_files(ref: RunRef, paths: Iterable[str | Path], artifact_folder: str | None = None) -> bool:
-    """Attaches files to the run (in ``artifact_folder``); False if the store refused one (already printed)."""
-    client = BatchedClient(ref)
-    return all([client.log_artifact(path, artifact_folder) for path in paths])
-
-
-def log_verdicts(parent: RunRef, verdicts: SweepVerdicts, trials: Sequence[TrialSummary]) -> bool:
-    """The sweep's per-configuration verdicts: a ``configs.json`` table and tags on the parent run, and
-    each trial's configuration verdict as tags on its child run (found by trial id). False if the store
-    refused something (already printed); never raises."""
-    table, parent_tags, trial_tags = _verdict_records(verdicts, trials)
-    client = BatchedClient(parent)
-    done = client.log_table(*table, VERDICTS_TABLE) and client.set_tags(parent_tags)
-    try:
-        children = _children(client.client, parent)
-    except Exception as error:
-        print(f"raycomp: could not find the trial runs of {parent.run_id}: {one_line(error)}", file=sys.stderr)
-        return False
-    for trial_id, tags in trial_tags.items():
-        if trial_id in children:
-            child = RunRef(parent.tracking_uri, parent.experiment_id, children[trial_id])
-            done = BatchedClient(child).set_tags(tags) and done
-    return done
-
-
-def _verdict_records(
-    verdicts: SweepVerdicts, trials: Sequence[TrialSummary]
-) -> tuple[tuple[list[str], list[list[Any]]], dict[str, str], dict[str, dict[str, str]]]:
-    """The verdicts as MLflow takes them: the parent's table and tags, each trial's tags by trial id."""
-    rows = [config.row() for config in verdicts.configs]
-    columns = list(CONFIG_COLUMNS)
-    table = (columns, [[row[column] for column in columns] for row in rows])
-    parent_tags = {
-        keys.CONTROL_VERDICT_TAG: str(verdicts.control),
-        keys.NOISE_FLOOR_TAG: str(verdicts.noise_floor),
-        keys.BEST_CONFIG_TAG: str(verdicts.best),
-    }
-    by_config = {row["config_id"]: row for row in rows}
-    trial_tags = {}
-    for trial in trials:
-        row = by_config.get(trial.config_id or trial.trial_id, {})
-        tags = {keys.CONFIG_ID_TAG: str(trial.config_id), keys.VERDICT_TAG: str(row.get("verdict"))}
-        speedups = ("speedup", "speedup_ci_low", "speedup_ci_high")
-        tags |= {keys.SPEEDUP_TAG_PREFIX + key: str(row.get(key)) for key in speedups}
-        if trial.error_line or trial.error:
-            tags[keys.ERROR_TAG] = str(trial.error_line or trial.error)
-        trial_tags[trial.trial_id] = tags
-    return table, parent_tags, trial_tags
-
-
-def _children(client: MlflowClient, parent: RunRef) -> dict[str, str]:
-    """The parent's trial runs, trial id -> run id."""
-    runs = client.search_runs([parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}), max_results=10_000)
-    return {run.data.tags.get(keys.TRIAL_TAG, ""): run.info.run_id for run in runs}
+    end_run(ref, FINISHED)
 
 
 # ---- opening and ending ----------------------------------------------------------------------------------
@@ -246,7 +145,7 @@ def _open_top_level(
     client, experiment_id = open_experiment(config)
     uri, key = tracking_uri(config), config.layout.run_key(kind)
     if reopen:
-        previous = _find(client, experiment_id, {keys.RUN_KEY_TAG: key})
+        previous = find_run(client, experiment_id, {keys.RUN_KEY_TAG: key})
         if previous is not None and (reopen_finished or previous.info.status != FINISHED):
             client.update_run(previous.info.run_id, status=RUNNING)
             if new_config:  # the config it now runs (the old one is in git or in its trials' params)
@@ -269,14 +168,16 @@ def _open_trial(parent: RunRef, trial_id: str, arm: Arm, config: ExperimentConfi
     of the same arm (config id and repeat) that a trial lost with a killed driver's unsaved state left
     (each retagged: one run per arm), else a new one."""
     client = make_client(parent.tracking_uri)
-    previous = _find(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id})
+    previous = find_run(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id})
     if previous is None and lost_trial_id is not None:
-        previous = _find(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: lost_trial_id})
+        previous = find_run(
+            client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: lost_trial_id}
+        )
         if previous is not None:
             client.set_tag(previous.info.run_id, keys.TRIAL_TAG, trial_id)
     if previous is None:
         same_arm = {keys.PARENT_TAG: parent.run_id, keys.CONFIG_ID_TAG: arm.config_id, keys.REPEAT_TAG: str(arm.repeat)}
-        previous = _find(client, parent.experiment_id, same_arm)
+        previous = find_run(client, parent.experiment_id, same_arm)
         if previous is not None and previous.info.status == FINISHED:
             previous = None  # another trial's finished run: not one a dead driver left
         if previous is not None:
@@ -313,10 +214,10 @@ def _ended(run: TrackedRun) -> Iterator[TrackedRun]:
         run.status = FAILED
         raise
     finally:
-        _end(run.ref, run.status)
+        end_run(run.ref, run.status)
 
 
-def _end(ref: RunRef, status: str) -> bool:
+def end_run(ref: RunRef, status: str) -> bool:
     """Marks the run ended; never raises (it runs while a failure is handled), says so if the store refused."""
     try:
         make_client(ref.tracking_uri).set_terminated(ref.run_id, status=status)
@@ -326,6 +227,7 @@ def _end(ref: RunRef, status: str) -> bool:
         return False
 
 
-def _find(client: MlflowClient, experiment_id: str, tags: Mapping[str, str]) -> Any:
+def find_run(client: MlflowClient, experiment_id: str, tags: Mapping[str, str]) -> Any:
+    """The latest run of ``experiment_id`` with all of ``tags``, or None."""
     runs = client.search_runs([experiment_id], tag_filter(tags), max_results=1, order_by=["attributes.start_time DESC"])
     return runs[0] if runs else None

@@ -14,7 +14,7 @@ from raycomp.results.configs import FAILED, summarize_configs
 from raycomp.results.results_files import read_results, write_results
 from raycomp.results.summary import TrialRecord, summarize
 from raycomp.results.verdict_text import best_line, format_verdicts
-from raycomp.tracking.runs import _verdict_records
+from raycomp.tracking.sweep_results import _verdict_records
 
 FIRST_LINE = "RuntimeError: planted failure at step 3"
 WHOLE_ERROR = f"{FIRST_LINE} | the second line, which no verdict row shows"

@@ -1,0 +1,56 @@
+"""Trial runs that a dead process or an MLflow outage left RUNNING, ended once it is known how their trials
+ended (``close_orphaned_run``: Tune saw the trial end; ``finish_open_trial_runs``: the store answers again, at a
+sweep's end or its ``--resume``). They end through ``runs.end_run``, as every run does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from raycomp.base import keys
+from raycomp.config import ExperimentConfig
+from raycomp.tracking.client import BatchedClient
+from raycomp.tracking.ref import RunRef
+from raycomp.tracking.runs import FAILED, FINISHED, KILLED, RUNNING, end_run, find_run
+from raycomp.tracking.search import tag_filter
+from raycomp.tracking.store import make_client
+
+
+def close_orphaned_run(parent: RunRef, trial_id: str, *, failed: bool, finished: bool = False) -> None:
+    """Ends a trial's child run that is still RUNNING because its process never did (it died, or a
+    multi-worker trial was stopped from outside): FAILED if ``failed``, FINISHED if ``finished`` (Tune's
+    last result says it trained to its end), else KILLED. Never raises: the store may be down."""
+    try:
+        client = make_client(parent.tracking_uri)
+        run = find_run(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id})
+    except Exception:  # the store is down: the trial reported its own failures already
+        return
+    if run is not None and run.info.status == RUNNING:
+        status = FAILED if failed else FINISHED if finished else KILLED
+        end_run(RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id), status)
+
+
+def finish_open_trial_runs(parent: RunRef, finished_trial_ids: Iterable[str], config: ExperimentConfig) -> int:
+    """What an MLflow outage left undone, done once the store answers again (at a sweep's end, and on each
+    ``--resume``): the metric points trials spilled to ``unsent_metrics/`` are sent to their runs, and the runs
+    of trials that trained to their end but could not end their run are ended FINISHED. A run whose points
+    the store still refuses stays as it is for the next time. Never raises; returns how many runs it ended."""
+    try:
+        client = make_client(parent.tracking_uri)
+        runs = client.search_runs(
+            [parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}), max_results=10_000
+        )
+    except Exception:  # still down: the next --resume tries again
+        return 0
+    finished, ended = set(finished_trial_ids), 0
+    for run in runs:
+        ref = RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id)
+        spilled = config.layout.unsent_metrics(run.info.run_id)
+        if spilled.is_file():
+            sender = BatchedClient(ref)
+            sender.load_spilled(spilled)
+            if not sender.flush():
+                continue
+            spilled.unlink(missing_ok=True)
+        if run.info.status == RUNNING and run.data.tags.get(keys.TRIAL_TAG) in finished:
+            ended += end_run(ref, FINISHED)
+    return ended

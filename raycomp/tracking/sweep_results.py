@@ -1,0 +1,78 @@
+"""A sweep's results on its MLflow runs: files attached to a run, the verdicts as the parent's ``configs.json``
+table and tags, and each trial's configuration verdict as tags on its child run. Logs to runs that
+``runs.py`` opened; creates and ends none."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mlflow import MlflowClient
+
+from raycomp.base import keys
+from raycomp.base.errors import one_line
+from raycomp.results.configs import CONFIG_COLUMNS, SweepVerdicts
+from raycomp.results.summary import TrialSummary
+from raycomp.tracking.client import BatchedClient
+from raycomp.tracking.ref import RunRef
+from raycomp.tracking.search import tag_filter
+
+VERDICTS_TABLE = "configs.json"
+
+
+def log_files(ref: RunRef, paths: Iterable[str | Path], artifact_folder: str | None = None) -> bool:
+    """Attaches files to the run (in ``artifact_folder``); False if the store refused one (already printed)."""
+    client = BatchedClient(ref)
+    return all([client.log_artifact(path, artifact_folder) for path in paths])
+
+
+def log_verdicts(parent: RunRef, verdicts: SweepVerdicts, trials: Sequence[TrialSummary]) -> bool:
+    """The sweep's per-configuration verdicts: a ``configs.json`` table and tags on the parent run, and
+    each trial's configuration verdict as tags on its child run (found by trial id). False if the store
+    refused something (already printed); never raises."""
+    table, parent_tags, trial_tags = _verdict_records(verdicts, trials)
+    client = BatchedClient(parent)
+    done = client.log_table(*table, VERDICTS_TABLE) and client.set_tags(parent_tags)
+    try:
+        children = _children(client.client, parent)
+    except Exception as error:
+        print(f"raycomp: could not find the trial runs of {parent.run_id}: {one_line(error)}", file=sys.stderr)
+        return False
+    for trial_id, tags in trial_tags.items():
+        if trial_id in children:
+            child = RunRef(parent.tracking_uri, parent.experiment_id, children[trial_id])
+            done = BatchedClient(child).set_tags(tags) and done
+    return done
+
+
+def _verdict_records(
+    verdicts: SweepVerdicts, trials: Sequence[TrialSummary]
+) -> tuple[tuple[list[str], list[list[Any]]], dict[str, str], dict[str, dict[str, str]]]:
+    """The verdicts as MLflow takes them: the parent's table and tags, each trial's tags by trial id."""
+    rows = [config.row() for config in verdicts.configs]
+    columns = list(CONFIG_COLUMNS)
+    table = (columns, [[row[column] for column in columns] for row in rows])
+    parent_tags = {
+        keys.CONTROL_VERDICT_TAG: str(verdicts.control),
+        keys.NOISE_FLOOR_TAG: str(verdicts.noise_floor),
+        keys.BEST_CONFIG_TAG: str(verdicts.best),
+    }
+    by_config = {row["config_id"]: row for row in rows}
+    trial_tags = {}
+    for trial in trials:
+        row = by_config.get(trial.config_id or trial.trial_id, {})
+        tags = {keys.CONFIG_ID_TAG: str(trial.config_id), keys.VERDICT_TAG: str(row.get("verdict"))}
+        speedups = ("speedup", "speedup_ci_low", "speedup_ci_high")
+        tags |= {keys.SPEEDUP_TAG_PREFIX + key: str(row.get(key)) for key in speedups}
+        if trial.error_line or trial.error:
+            tags[keys.ERROR_TAG] = str(trial.error_line or trial.error)
+        trial_tags[trial.trial_id] = tags
+    return table, parent_tags, trial_tags
+
+
+def _children(client: MlflowClient, parent: RunRef) -> dict[str, str]:
+    """The parent's trial runs, trial id -> run id."""
+    runs = client.search_runs([parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}), max_results=10_000)
+    return {run.data.tags.get(keys.TRIAL_TAG, ""): run.info.run_id for run in runs}
