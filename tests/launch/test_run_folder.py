@@ -16,7 +16,8 @@ from mlflow import MlflowClient
 
 from raycomp.base.errors import NotFound, RunConflict, StorageUnwritable
 from raycomp.config import ExperimentConfig
-from raycomp.launch.run_folder import RunLock, check_writable, claimed, nothing_to_resume, training_config
+from raycomp.launch.run_folder import RunLock, check_writable, claimed, nothing_to_resume
+from raycomp.launch.training_record import training_config
 
 
 def experiment(tmp_path: Path, **changes) -> dict:

@@ -94,8 +94,8 @@ def test_a_lost_trial_is_adopted_only_when_it_trained_the_same_config(tmp_path):
     """Defect 2: adoption matched by arm alone, so a sweep under another config took the old trials' results."""
     import json
 
-    from raycomp.launch.run_folder import training_config_digest
     from raycomp.launch.sweep.ledger import CONFIG_DIGEST, lost_trial_folder
+    from raycomp.launch.training_record import training_config_digest
 
     first = config([0.5])
     arm = next(arm for arm in sweep_arms(first) if arm.variant == "method")

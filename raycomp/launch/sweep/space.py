@@ -19,8 +19,8 @@ from raycomp.base.keys import BASELINE, CONTROL, FRONTIER, METHOD
 from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig, trial_config
 from raycomp.config.arm import Arm
 from raycomp.config.sweep import swept_algorithm
-from raycomp.launch.run_folder import training_config_digest
 from raycomp.launch.sweep.ledger import CONFIG_DIGEST
+from raycomp.launch.training_record import training_config_digest
 
 
 def tune_domain(domain: SearchDomain) -> Any:
