@@ -10,19 +10,19 @@ import csv
 import dataclasses
 import io
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, ValidationError, model_validator
+from pydantic import ValidationError
 
 from raycomp.base import keys
 from raycomp.base.atomic_files import atomic_write_text
 from raycomp.base.errors import NotFound, RaycompError
-from raycomp.config.messages import Invalid, KeyPath, dotted, explain, show
+from raycomp.config.messages import Invalid, KeyPath, dotted, explain
 from raycomp.results.configs import SweepVerdicts
 from raycomp.results.judging import Judging
+from raycomp.results.results_document import ResultsDocument, TrialRow
 from raycomp.results.summary import (
     LEADING_COLUMNS,
     TRAILING_COLUMNS,
@@ -111,107 +111,19 @@ def results_file(path: str | Path) -> Path:
     return path / keys.RESULTS_JSON if path.is_dir() else path
 
 
-def _number(value: Any) -> int | float | None:
-    """A JSON number as it was written (an int stays one); NaN or infinite reads as None, a value never
-    measured (``finite``); anything else (a string, a flag) is an error at its key."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"must be a number, got {show(value)}")
-    return value if math.isfinite(value) else None
-
-
-def _not_negative(value: int | float | None) -> int | float | None:
-    if value is not None and value < 0:
-        raise ValueError(f"must be >= 0, got {show(value)}")
-    return value
-
-
-def _positive(value: int | float | None) -> int | float | None:
-    if value is not None and value <= 0:
-        raise ValueError(f"must be > 0, got {show(value)}")
-    return value
-
-
-Number = Annotated[int | float | None, PlainValidator(_number)]
-Seconds = Annotated[int | float | None, PlainValidator(_number), AfterValidator(_not_negative)]
-Positive = Annotated[int | float | None, PlainValidator(_number), AfterValidator(_positive)]
-
-
-class _Read(BaseModel):
-    """What a results.json entry must hold to be judged again. Strict: a string where a number goes is one
-    error at its key, not a traceback deep in the verdicts (a hand-edited file: reliability notes D9). Keys
-    the reader does not use (the stored verdicts, which are judged again) may be there."""
-
-    model_config = ConfigDict(strict=True, frozen=True, extra="allow")
-
-
-class _TraceEntry(_Read):
-    algorithm: str
-    event: str
-    count: int = Field(ge=0)
-    total_s: float = Field(ge=0)
-
-
-class _TrialRow(_Read):
-    """A trial's row: the columns ``TrialSummary.row`` writes (the metric's read as ``final_metric``), its curve
-    and traces; any other key is a swept argument."""
-
-    trial_id: str
-    config_id: str | None = None
-    variant: str
-    repeat: int | None = Field(None, ge=0)
-    budget: Positive = None
-    status: str
-    final_metric: Number = None
-    wall_s: Seconds = None
-    cpu_s: Seconds = None
-    steps_s: Seconds = None
-    steps_cpu_s: Seconds = None
-    host_load: Seconds = None
-    time_to_baseline_s: Seconds = None
-    speedup: Positive = None
-    diverged: bool = False
-    error: str | None = None
-    error_line: str | None = None
-    machine: str | None = None
-    curve: list[dict[str, Number]] = Field(default_factory=list)
-    traces: list[_TraceEntry] | None = None
-
-
-class _Document(_Read):
-    """The keys a sweep's trials are judged with again, in the ranges the ``sweep`` section allows them."""
-
-    metric: str
-    mode: Literal["max", "min"]
-    trials: list[dict[str, Any]]
-    accuracy_tolerance: float = Field(ge=0)
-    confidence: float = Field(gt=0.5, lt=1)
-    equivalence: float = Field(gt=0, lt=1)
-    repeats: int | None = Field(ge=1)
-    max_repeats: int | None = Field(ge=1)
-    timing: Literal["steps", "cpu", "wall"]  # the keys of judging.TIMINGS
-
-    @model_validator(mode="after")
-    def _looks(self) -> _Document:
-        if self.repeats is not None and (self.max_repeats is None or self.max_repeats < self.repeats):
-            raise Invalid([(("max_repeats",), f"must be at least repeats ({self.repeats}), got {self.max_repeats}")])
-        return self
-
-
 def parse_results(document: Any, source: str = keys.RESULTS_JSON) -> Results:
     """``results.json``'s document as summaries. One that is not what ``write_results`` writes, or holds a value
     of the wrong type or out of range, is a ``RaycompError`` naming ``source`` and the first key found wrong
     (exit 2), not a traceback."""
     try:
-        read = _Document.model_validate(document)
+        read = ResultsDocument.model_validate(document)
     except ValidationError as error:
         raise _not_results(source, error) from None
     trials = []
     for index, row in enumerate(read.trials):
         given = {("final_metric" if key == read.metric else key): value for key, value in row.items()}
         try:
-            trials.append(_summary(_TrialRow.model_validate(given), read.metric))
+            trials.append(_summary(TrialRow.model_validate(given), read.metric))
         except ValidationError as error:
             raise _not_results(source, error, ("trials", index), read.metric) from None
     looks = None if read.repeats is None or read.max_repeats is None else (read.repeats, read.max_repeats)
@@ -227,7 +139,7 @@ def _not_results(source: str, error: ValidationError, where: KeyPath = (), metri
         entry_path, message = raised.problems[0]
     else:
         entry_path = tuple(metric if part == "final_metric" else part for part in entry["loc"])
-        field = _Document.model_fields.get(str(entry_path[0])) if not where and len(entry_path) == 1 else None
+        field = ResultsDocument.model_fields.get(str(entry_path[0])) if not where and len(entry_path) == 1 else None
         message = "" if entry["type"] == "missing" else explain(entry, field)
     path = (*where, *entry_path)
     if entry["type"] == "missing":
@@ -237,7 +149,7 @@ def _not_results(source: str, error: ValidationError, where: KeyPath = (), metri
     return RaycompError(f"{source}: not a sweep's results: {problem} ({_WRITTEN_BY})")
 
 
-def _summary(row: _TrialRow, metric: str) -> TrialSummary:
+def _summary(row: TrialRow, metric: str) -> TrialSummary:
     values = {attribute: getattr(row, attribute) for attribute in LEADING_COLUMNS + TRAILING_COLUMNS}
     overrides = {key: value for key, value in (row.model_extra or {}).items() if key not in REPORT_KEYS}
     curve = tuple(

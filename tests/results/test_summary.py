@@ -7,7 +7,8 @@ from raycomp.base.keys import WALL
 from raycomp.config.arm import Arm
 from raycomp.results.configs import summarize_configs
 from raycomp.results.results_files import write_results
-from raycomp.results.summary import TrialRecord, best, format_table, summarize
+from raycomp.results.summary import TrialRecord, best, summarize
+from raycomp.results.trial_text import format_table
 
 
 def history(*points):

@@ -106,7 +106,7 @@ def _sweep(config: ExperimentConfig, options: SweepOptions, parent: RunRef | Non
     from raycomp.launch.signals import interrupts_deferred
     from raycomp.launch.sweep.finish import report_sweep_results, track_sweep_results, write_sweep_results
     from raycomp.launch.sweep.runner import run_sweep
-    from raycomp.results.summary import format_table
+    from raycomp.results.trial_text import format_table
     from raycomp.results.verdict_text import best_line, format_verdicts
 
     init_ray(options.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
