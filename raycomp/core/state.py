@@ -15,6 +15,7 @@ from raycomp.core.callback import Callback
 from raycomp.core.evaluator import Evaluator  # re-exported: it lived here before it took metrics
 from raycomp.core.precision import Precision, autocast
 from raycomp.core.serializable import Serializable
+from raycomp.core.state_serialization import load_each, serialized
 from raycomp.core.time import Time, Timestamp, TimeUnit
 from raycomp.core.trace import TraceSummary
 
@@ -188,7 +189,7 @@ class State(Serializable):
     # -- serialization --------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """One entry per name in ``serialized_attributes``, in that order (the checkpoint's ``state``)."""
-        return {name: _serialized(name, getattr(self, name)) for name in self.serialized_attributes}
+        return {name: serialized(name, getattr(self, name)) for name in self.serialized_attributes}
 
     def load_model_state(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
         self.model.load_state_dict(state_dict, strict=strict)
@@ -211,8 +212,8 @@ class State(Serializable):
         """
         self.timestamp = Timestamp.from_state_dict(state["timestamp"])
         self.load_model_state(state["model"], strict=strict)
-        _load_each(self.optimizers, state["optimizers"], "optimizers")
-        _load_each(self.schedulers, state["schedulers"], "schedulers")
+        load_each(self.optimizers, state["optimizers"], "optimizers")
+        load_each(self.schedulers, state["schedulers"], "schedulers")
         if self.scaler is not None and state["scaler"] is not None:
             self.scaler.load_state_dict(state["scaler"])
         self.load_algorithm_states(state["algorithms"])
@@ -221,36 +222,7 @@ class State(Serializable):
                 callback.load_state_dict(state["callbacks"][type(callback).__name__])
 
 
-def _serialized(name: str, value: Any) -> Any:
-    """Algorithms are saved with what re-creates them, callbacks by class name; the rest by ``state_dict()``."""
-    if name == "algorithms":
-        return [_algorithm_entry(algorithm) for algorithm in value]
-    if name == "callbacks":
-        return {type(callback).__name__: callback.state_dict() for callback in value}
-    if value is None:  # no GradScaler outside fp16
-        return None
-    if isinstance(value, list):  # optimizers, schedulers
-        return [item.state_dict() for item in value]
-    return value.state_dict()
-
-
-def _algorithm_entry(algorithm: Algorithm) -> dict[str, Any]:
-    return {
-        "class_path": class_path(type(algorithm)),
-        "init_args": algorithm.init_args,
-        "state": algorithm.state_dict(),
-        "required_on_load": type(algorithm).required_on_load(),
-    }
-
-
 def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, list | tuple) else [value]
-
-
-def _load_each(objects: list[Any], states: list[Any], what: str) -> None:
-    if len(objects) != len(states):
-        raise ValueError(f"The checkpoint has {len(states)} {what} but this run has {len(objects)}")
-    for obj, state in zip(objects, states, strict=True):
-        obj.load_state_dict(state)
