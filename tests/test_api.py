@@ -41,7 +41,7 @@ SCRIPT = """\
         "name": "api", "max_duration": "1ep", "scaling": {"num_workers": 0}, "storage_path": sys.argv[1],
         "data": {"batch_size": 16}, "algorithms": {"selective_backprop": {"keep": 0.5}},
         "sweep": {"space": {"algorithms.selective_backprop.keep": {"choice": [0.5]}}, "repeats": 2,
-                  "scheduler": {"name": "fifo"}},
+                  "scheduler": {"name": "fifo"}, "max_concurrent_trials": 1},  # one trial process, not two
     }
     result = sweep(experiment, model=make_net, model_args={"num_classes": 3}, data=make_data, report=False)
     print("results:", result.exit_code, result.results_json)

@@ -8,12 +8,7 @@ matter here (docs/ray-notes.md).
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
-import signal
-import socket
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +17,13 @@ import ray.train
 from ray.train.torch import TorchTrainer
 
 from raycomp.base.process_env import environment
-from raycomp.base.scratch import process_scratch_path, remove_tree
+from raycomp.launch.private_ray import (
+    free_port,
+    loopback_node,
+    private_temp_dir,
+    processes_of_their_own,
+    shut_down_and_remove,
+)
 from raycomp.launch.signals import sigterm_kept
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.worker import SPEC, train_loop_per_worker
@@ -59,10 +60,6 @@ GLIBC_TUNABLES = ":".join(
 )
 TRIAL_SLOT = "trial_slot"  # custom resource a Tune trial's driver holds instead of a CPU its workers need
 LOOPBACK = "127.0.0.1"
-RAY_TEMP_PREFIX = "raycomp-ray-"  # a private Ray's temporary folder in TMPDIR (base/scratch.py names and clears)
-# A unix socket's path holds at most 107 bytes, and Ray's longest is <temp dir>/session_<date, 26 characters>_<pid,
-# up to 7>/sockets/plasma_store: 64 bytes after the temp dir.
-_RAY_TEMP_DIR_MAX = 107 - 64
 
 
 def init_ray(address: str | None = None, *, num_cpus: int | None = None, dashboard: bool = True) -> None:
@@ -92,19 +89,19 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, dashboa
             ray.init(address=address, runtime_env={"env_vars": env_vars | malloc}, log_to_driver=True)
         return
     cpus = num_cpus or os.cpu_count() or 1
-    port = _free_port()
+    port = free_port()
     os.environ["RAY_GCS_SERVER_PORT"] = str(port)
-    temp_dir = _private_temp_dir()
+    temp_dir = private_temp_dir()
     removed_at_exit = [temp_dir] if temp_dir is not None else []
-    atexit.register(_shut_down_and_remove, removed_at_exit)  # also when ray.init fails or is interrupted
+    atexit.register(shut_down_and_remove, removed_at_exit)  # also when ray.init fails or is interrupted
     # The raylet this starts passes its environment on to every worker, so the workers get these without a
     # runtime_env, which would start each of them through Ray's setup_worker.py: about 0.4 s and 0.45 CPU-s
     # more per trial or Train worker here (docs/ray-notes.md). Not left set in this process: it may start
     # another Ray later (tests do), and a stale RAY_ADDRESS would send that init_ray to join the stopped one.
     with (
-        _loopback_node(),
+        loopback_node(),
         environment({"RAY_ADDRESS": f"{LOOPBACK}:{port}", **LOCAL_RAY_ENV, **malloc}),
-        _processes_of_their_own(),
+        processes_of_their_own(),
         sigterm_kept(),
     ):
         ray.init(
@@ -149,108 +146,3 @@ def torch_trainer(
             callbacks=list(run_callbacks or []),
         ),
     )
-
-
-def _private_temp_dir() -> Path | None:
-    """A new folder in TMPDIR for a private Ray's sessions, removed when this process exits (or, if it is
-    killed outright, by the next raycomp command: ``scratch.remove_abandoned``). Ray's default,
-    ``$TMPDIR/ray``, keeps every session's logs and sockets, a few megabytes a command, for good.
-
-    None (Ray's default folder, from which only this Ray's session is removed at exit) when ``RAY_TMPDIR`` chooses
-    one, or when TMPDIR is too long a path for the unix sockets Ray makes under it (above about 23 characters).
-    """
-    if "RAY_TMPDIR" in os.environ:
-        return None
-    folder = process_scratch_path(RAY_TEMP_PREFIX)  # one per process: a second Ray here adds a session to it
-    if len(str(folder).encode()) > _RAY_TEMP_DIR_MAX:
-        return None
-    try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        if folder.stat().st_uid != os.getuid():  # left by another user's process of the same id
-            return None
-    except OSError:  # Ray says what is wrong with TMPDIR in its own words
-        return None
-    return folder
-
-
-def _shut_down_and_remove(folders: list[Path]) -> None:
-    """At exit: stops the private Ray, waiting for its processes, then removes its temporary folders.
-
-    A worker that was still ending may write a last log line meanwhile, so the removal is tried a few times.
-    """
-    with contextlib.suppress(Exception):
-        ray.shutdown(wait_for_processes=True)
-    for folder in folders:
-        if folder.is_symlink():  # Ray's link to its newest session, left pointing nowhere
-            with contextlib.suppress(OSError):
-                if not folder.exists():
-                    folder.unlink()
-            continue
-        for _ in range(20):
-            remove_tree(folder)
-            if not folder.exists():
-                break
-            time.sleep(0.1)
-
-
-@contextlib.contextmanager
-def _processes_of_their_own() -> Iterator[None]:
-    """Ray's processes started inside (GCS, raylet, dashboard; the raylet's workers follow it) in a session of
-    their own, with SIGTERM unblocked (``sigterm_kept`` holds it back in this process meanwhile).
-
-    ``timeout``, systemd and Slurm stop a command with SIGTERM to its whole process group: a private Ray in it
-    died at once, and the driver, its GCS gone, hung for a minute and died leaving its MLflow runs RUNNING
-    (reliability notes, D1). Out of the group, Ray stays up while the driver ends the sweep as for Ctrl-C, then
-    stops it. Ray itself ends them when the driver dies (the kernel's parent-death signal, which Ray sets where
-    it is supported; elsewhere its reaper needs them in the driver's group, so they stay there).
-    """
-    from ray._private import services
-    from ray._private.utils import detect_fate_sharing_support
-
-    own_session = detect_fate_sharing_support()
-    popen = services.ConsolePopen
-
-    class OwnSessionPopen(popen):  # type: ignore[misc, valid-type]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            ray_preexec = kwargs.get("preexec_fn")
-
-            def preexec() -> None:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-                if ray_preexec is not None:
-                    ray_preexec()
-
-            kwargs["preexec_fn"] = preexec
-            if own_session:
-                kwargs.setdefault("start_new_session", True)
-            super().__init__(*args, **kwargs)
-
-    services.ConsolePopen = OwnSessionPopen
-    try:
-        yield
-    finally:
-        services.ConsolePopen = popen
-
-
-@contextlib.contextmanager
-def _loopback_node() -> Iterator[None]:
-    """A private Ray's node on 127.0.0.1, so its GCS, raylet, workers and agents listen on loopback only.
-
-    Ray binds its servers to the node's IP, and ``ray.init`` replaces a loopback ``_node_ip_address`` with
-    the host's address unless Ray runs as a single-host node (its switch ``ENABLE_RAY_CLUSTER``, off on
-    macOS and Windows, read from ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` at import). It is turned off only
-    while this node starts: the driver knows its node afterwards, and joining a cluster never comes here.
-    """
-    from ray._private import ray_constants
-
-    was = ray_constants.ENABLE_RAY_CLUSTER
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    try:
-        yield
-    finally:
-        ray_constants.ENABLE_RAY_CLUSTER = was
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]

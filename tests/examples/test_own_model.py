@@ -23,6 +23,8 @@ SHRINK = [  # a few seconds per trial on 2 cores
     "--set", "sweep.repeats=2",
     "--set", "data.image_size=16",
     "--set", "model.init_args.widths=[8, 16]",
+    # One trial at a time, so one trial process: a second costs more CPU (its imports) than it saves side by side.
+    "--set", "sweep.max_concurrent_trials=1",
 ]  # fmt: skip
 
 

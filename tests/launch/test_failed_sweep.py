@@ -56,6 +56,7 @@ def test_a_sweep_whose_method_fails_says_failed_everywhere(tmp_path):
             "repeats": 2,
             "control": True,
             "scheduler": {"name": "fifo"},
+            "max_concurrent_trials": 1,  # one trial process at a time: a second costs more CPU than it saves here
         },
     }
     (tmp_path / "failing.yaml").write_text(yaml.safe_dump(experiment))
