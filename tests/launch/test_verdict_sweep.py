@@ -50,6 +50,7 @@ def test_planted_slowdown_is_slower_and_the_control_shows_no_evidence(tmp_path):
             "control": True,
             "confidence": 0.999,
             "scheduler": {"name": "fifo"},
+            "max_concurrent_trials": 1,  # each round's trials in one reused trial process, one after another
         },
     }
     path = tmp_path / "planted.yaml"
