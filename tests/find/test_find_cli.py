@@ -2,7 +2,7 @@
 MLflow runs tagged by stage and its report attached, and at the same time a find of examples/own_model (a user's
 package and image folder: `methods: auto` picks only what applies to its network) whose recipe.yaml
 `python -m raycomp.train` trains; a bad find section exits 2 at its file:line:key before Ray starts. The shrunk
-experiments: tests/find/find_experiments.py and the --set lists below.
+experiments: tests/find_experiments.py and the --set lists below.
 """
 
 from __future__ import annotations
