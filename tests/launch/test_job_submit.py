@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from find_experiments import SHRUNK_METHOD, shrunk
 
 REPO = Path(__file__).resolve().parents[2]
 # The working dir Ray zips and uploads; .gitignore already drops .venv/runs, these keep it small without one.
@@ -206,8 +207,10 @@ def ray_head():
         assert not alive, f"Ray processes of this head still alive: {alive}"
 
 
-def submit_and_wait(address: str, env: dict[str, str], working_dir: Path, runtime_env: dict, experiment: Path) -> str:
-    """Submits ``python -m raycomp.tune experiment`` with ``working_dir`` uploaded; returns the job's logs
+def submit_and_wait(
+    address: str, env: dict[str, str], working_dir: Path, runtime_env: dict, experiment: Path, command: str = "tune"
+) -> str:
+    """Submits ``python -m raycomp.<command> experiment`` with ``working_dir`` uploaded; returns the job's logs
     once it has succeeded (the test fails with them otherwise)."""
     from ray.job_submission import JobStatus, JobSubmissionClient
 
@@ -215,7 +218,7 @@ def submit_and_wait(address: str, env: dict[str, str], working_dir: Path, runtim
     submit = [
         *("ray", "job", "submit", "--address", address, "--submission-id", submission_id, "--no-wait"),
         *("--working-dir", str(working_dir), "--runtime-env-json", json.dumps(runtime_env)),
-        *("--", "python", "-m", "raycomp.tune", str(experiment)),
+        *("--", "python", "-m", f"raycomp.{command}", str(experiment)),
     ]
     started = time.monotonic()
     submitted = subprocess.run(submit, env=env, capture_output=True, text=True, timeout=120, check=False)
@@ -290,3 +293,20 @@ def test_ray_job_submit_with_a_user_package_as_the_working_dir(ray_head, tmp_pat
     rows = {row["variant"]: row for row in results["trials"]}
     assert sorted(rows) == ["baseline", "method"], results
     assert all(row["status"] == "TERMINATED" for row in rows.values()), results
+
+
+def test_ray_job_submit_runs_a_find_whose_stages_train_on_the_cluster(ray_head, tmp_path):
+    """`raycomp find` as a cluster job (issue 30 item 5): its driver joins the head, each stage's round of trials
+    is a Tune run on the cluster, and it answers in the shared storage."""
+    address, env = ray_head
+    path = shrunk(tmp_path, "find-job", control=False)
+    config = path.read_text().replace(f"tracking_uri: sqlite:///{tmp_path / 'mlflow.db'}", "enabled: false")
+    path.write_text(config)
+    logs = submit_and_wait(address, env, REPO, {"excludes": EXCLUDES}, path, command="find")
+
+    answer = json.loads((tmp_path / "find-job" / "find.json").read_text())
+    assert "candidates (the stage each reached, and how it ended there):" in logs, logs[-4000:]
+    arms = {row["arm"]: row for row in answer["tried"]}
+    assert {"baseline", *(key for key in arms if key.startswith("progressive_resizing"))} == set(arms), arms
+    assert all(not row["failed"] and row["stages"][0] == "screen" for row in arms.values()), arms
+    assert answer["recommended"] in (None, SHRUNK_METHOD)  # which one is the machine's timing (test_find_cli.py)
