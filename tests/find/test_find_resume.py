@@ -52,30 +52,51 @@ def steps(storage: Path, run_id: str) -> int:
     return len(MlflowClient(f"sqlite:///{storage / 'mlflow.db'}").get_metric_history(run_id, "train/loss"))
 
 
-def test_a_find_killed_mid_stage_resumes_and_trains_no_finished_trial_again(tmp_path):
-    """The find's trials run one at a time: each round's trials then share one trial process (its imports, its
+def finished_steps(storage: Path) -> dict[str, int]:
+    """Per FINISHED trial run: the training steps it logged (each step once, even if trained twice)."""
+    return {run.info.run_id: steps(storage, run.info.run_id) for run in trial_runs(storage, "killed")
+            if run.info.status == "FINISHED"}  # fmt: skip
+
+
+def run_until_finished(path: Path, count: int, *flags: str) -> tuple[subprocess.Popen, Path]:
+    """The find started (with ``flags``) and left running once ``count`` of its trial runs are FINISHED."""
+    process, log = start(path, *flags)
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline and process.poll() is None and len(finished_steps(path.parent)) < count:
+        time.sleep(0.5)
+    if process.poll() is not None:
+        kill_group(process)
+        pytest.fail(f"the find ended before it was interrupted\n{log.read_text()[-3000:]}")
+    return process, log
+
+
+def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_and_trains_no_finished_trial_again(tmp_path):
+    """SIGTERM (as `timeout`, `kill` and batch schedulers stop a command; Ctrl-C's handler), then SIGKILL to the
+    driver's process group, each once a trial more has finished, each followed by `--resume`: no finished trial
+    trains again, every arm keeps one run, and the find ends with its answer. A rerun under the same name with
+    another training config is refused before Ray (one name, one config).
+
+    The find's trials run one at a time: each round's trials then share one trial process (its imports, its
     first MLflow and optimizer set-up: seconds of CPU each) instead of two, on a 2-core machine already busy."""
     methods = {"label_smoothing": {}, **SHRUNK_METHOD}
     path = shrunk(tmp_path, "killed", methods=methods, control=False, max_concurrent_trials=1)
     config = path.read_text().replace("max_duration: 1ep", "max_duration: 2ep")  # a checkpoint mid-trial
     path.write_text(config)
-    process, log = start(path)
+
+    process, log = run_until_finished(path, 1)
+    before = finished_steps(tmp_path)
+    os.kill(process.pid, signal.SIGTERM)  # to the driver alone
     try:
-        deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline and process.poll() is None:
-            finished = [run for run in trial_runs(tmp_path, "killed") if run.info.status == "FINISHED"]
-            if len(finished) >= 2:
-                break
-            time.sleep(0.5)
-        assert process.poll() is None, f"the find ended before it was killed\n{log.read_text()[-3000:]}"
+        assert process.wait(timeout=120) == 130, log.read_text()[-3000:]
     finally:
         kill_group(process)
-    before = {
-        run.info.run_id: steps(tmp_path, run.info.run_id)
-        for run in trial_runs(tmp_path, "killed")
-        if run.info.status == "FINISHED"
-    }
-    assert 2 <= len(before) < 6  # mid-screen: the round has 6 trials (2 methods and the baseline at 2 seeds)
+    assert f"python -m raycomp.find {path} --resume" in log.read_text(), log.read_text()[-3000:]
+    assert {run: finished_steps(tmp_path)[run] for run in before} == before
+
+    process, log = run_until_finished(path, len(finished_steps(tmp_path)) + 1, "--resume")
+    kill_group(process)
+    before = finished_steps(tmp_path)
+    assert 2 <= len(before) < 6, before  # mid-screen: the round has 6 trials (2 methods and the baseline, 2 seeds)
 
     resumed, resumed_log = start(path, "--resume")
     try:
@@ -94,3 +115,10 @@ def test_a_find_killed_mid_stage_resumes_and_trains_no_finished_trial_again(tmp_
         assert steps(tmp_path, run_id) == logged
         assert "raycomp.retrained_from_step" not in by_id[run_id].data.tags
     assert (tmp_path / "killed" / "find.json").is_file()
+
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(path.read_text().replace("max_duration: 2ep", "max_duration: 3ep"))
+    refused = subprocess.run(  # refused before Ray and MLflow start: seconds
+        [sys.executable, "-m", "raycomp.find", str(changed)], capture_output=True, text=True, timeout=120
+    )
+    assert refused.returncode == 2 and "holds a" in refused.stderr and "Traceback" not in refused.stderr, refused
