@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -157,6 +158,29 @@ class MlflowServer:
                 return response.status == 200
         except OSError:
             return False
+
+    def runs(self, experiment: str) -> list:
+        """The runs of ``experiment`` read from the server's own backend (which answers while the server is down)."""
+        from mlflow import MlflowClient
+
+        store = MlflowClient(f"sqlite:///{self.folder / 'mlflow.db'}")
+        found = store.get_experiment_by_name(experiment)
+        return store.search_runs([found.experiment_id], max_results=1000) if found is not None else []
+
+    def stop_once_a_trial_run_opens(self, experiment: str, within_s: float = 120) -> threading.Thread:
+        """Stops the server, from a thread, as soon as a trial's run of ``experiment`` is open: an outage mid-run."""
+
+        def stop_when_open() -> None:
+            deadline = time.monotonic() + within_s
+            while time.monotonic() < deadline and not any(
+                run.data.tags.get("raycomp.kind") == "trial" for run in self.runs(experiment)
+            ):
+                time.sleep(0.05)
+            self.stop()
+
+        stopper = threading.Thread(target=stop_when_open, daemon=True)
+        stopper.start()
+        return stopper
 
     def stop(self) -> None:
         self.process.terminate()

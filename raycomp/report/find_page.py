@@ -8,8 +8,6 @@ front. Every verdict is the find's own, read from find.json: nothing is judged a
 
 from __future__ import annotations
 
-import base64
-import datetime
 from pathlib import Path
 
 from raycomp.base import keys
@@ -17,7 +15,7 @@ from raycomp.find.state import COMPOSE, CONFIRM, SCREEN, TUNE, Line
 from raycomp.find.text import algorithms_block
 from raycomp.report.card import verdict_badge
 from raycomp.report.find_data import FindReport, numbered, pareto_front
-from raycomp.report.page import STYLE
+from raycomp.report.page import STYLE, embedded_image, written_at
 from raycomp.report.text import delta_text, escape, interval_text, metric_text, seconds_text, speedup_text
 from raycomp.results.verdict_text import better
 from raycomp.results.verdicts import Verdict
@@ -35,13 +33,13 @@ def render_find(report: FindReport, image: Path | None) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>Recipe search: {escape(report.name)}</title><style>{STYLE}{FIND_STYLE}</style></head><body>",
         f"<h1>Recipe search: {escape(report.name)}</h1>",
-        f'<p class="meta">From {escape(report.source)}; written {_now()}.</p>',
+        f'<p class="meta">From {escape(report.source)}; written {written_at()}.</p>',
         _answer(report),
         "<h2>Each candidate's path through the stages</h2>",
         _paths_note(report),
         _paths(report),
         f"<h2>{escape(report.metric)} against time: every recipe tried ({better(report.mode)})</h2>",
-        _image(image, f"{report.metric} against time, every recipe the find tried"),
+        embedded_image(image, f"{report.metric} against time, every recipe the find tried"),
         _figure_caption(report),
         _tried(report),
         "</body></html>",
@@ -151,14 +149,3 @@ def _tried(report: FindReport) -> str:
         "<th>median time</th><th>on the Pareto front</th></tr>"
     )
     return f'<table id="tried">{header}{"".join(rows)}</table>'
-
-
-def _image(path: Path | None, alt: str) -> str:
-    if path is None:
-        return ""
-    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-    return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -64,17 +64,17 @@ def render(sweep: Sweep, images: dict[str, Path | None]) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>Speed-up report: {escape(sweep.name)}</title><style>{STYLE}</style></head><body>",
         f"<h1>Speed-up report: {escape(sweep.name)}</h1>",
-        f'<p class="meta">From {escape(sweep.source)}; written {_now()}.</p>',
+        f'<p class="meta">From {escape(sweep.source)}; written {written_at()}.</p>',
         headline(sweep),
         _measured(sweep),
         "<h2>Method card: one row per configuration</h2>",
         _how_to_read(sweep),
         card(sweep),
         f"<h2>{escape(sweep.metric)} against time ({better(sweep.mode)})</h2>",
-        _image(images.get("pareto"), f"{sweep.metric} against time, one point per configuration"),
+        embedded_image(images.get("pareto"), f"{sweep.metric} against time, one point per configuration"),
         _pareto_caption(sweep),
         f"<h2>Time to {escape(sweep.metric)}</h2>",
-        _image(images.get("curves"), f"time to {sweep.metric}"),
+        embedded_image(images.get("curves"), f"time to {sweep.metric}"),
         '<p class="meta">Every trial: black, the baseline (one line per seed); grey, its shorter budgets; '
         "purple dash-dot, the control; dashed, stopped by the scheduler.</p>",
         "<h2>Every trial</h2>",
@@ -173,18 +173,19 @@ def _traces(sweep: Sweep, image: Path | None) -> str:
         for t in totals
     )
     return (
-        _image(image, "trace summary")
+        embedded_image(image, "trace summary")
         + '<table id="traces"><tr><th>algorithm</th><th>event</th><th>trials</th><th>calls</th><th>total</th>'
         + f"<th>per call</th><th>share of those trials' training</th></tr>{rows}</table>"
     )
 
 
-def _image(path: Path | None, alt: str) -> str:
+def embedded_image(path: Path | None, alt: str) -> str:
+    """The PNG at ``path`` inside the page (a report is one file to attach or mail); nothing when there is none."""
     if path is None:
         return ""
     data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
     return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
 
 
-def _now() -> str:
+def written_at() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -9,7 +9,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -156,17 +155,9 @@ def test_h2_a_server_dying_mid_sweep_costs_no_trial_no_password_and_no_run_left_
     store = MlflowClient(f"sqlite:///{mlflow_server.folder / 'mlflow.db'}")  # the server's own backend
 
     def runs() -> list:
-        found = store.get_experiment_by_name("h2")
-        return store.search_runs([found.experiment_id]) if found is not None else []
+        return mlflow_server.runs("h2")
 
-    def kill_once_a_trial_run_is_open() -> None:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not any(r.data.tags.get("raycomp.kind") == "trial" for r in runs()):
-            time.sleep(0.05)
-        mlflow_server.stop()
-
-    killer = threading.Thread(target=kill_once_a_trial_run_is_open, daemon=True)
-    killer.start()
+    killer = mlflow_server.stop_once_a_trial_run_opens("h2")
     code = main([str(path), "--no-report"])
     killer.join(timeout=10)
     folder = tmp_path / "runs" / "h2"

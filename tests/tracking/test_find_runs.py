@@ -5,12 +5,9 @@ the stage tags the outage kept from the store, and puts the answer on the parent
 from __future__ import annotations
 
 import json
-import threading
-import time
 
 import pytest
 from find_experiments import shrunk
-from mlflow import MlflowClient
 
 from raycomp.cli import find as find_cli
 
@@ -23,20 +20,11 @@ def test_a_server_dying_mid_find_costs_no_trial_and_resume_leaves_every_run_ende
     path = shrunk(tmp_path, "outage", control=False, max_concurrent_trials=1)
     config = path.read_text().replace(str(f"sqlite:///{tmp_path / 'mlflow.db'}"), mlflow_server.uri)
     path.write_text(config.replace("max_duration: 1ep", "max_duration: 3ep"))  # a trial trains a few seconds
-    store = MlflowClient(f"sqlite:///{mlflow_server.folder / 'mlflow.db'}")  # the server's own backend
 
     def runs() -> list:
-        found = store.get_experiment_by_name("outage")
-        return store.search_runs([found.experiment_id], max_results=1000) if found is not None else []
+        return mlflow_server.runs("outage")
 
-    def kill_once_a_trial_run_is_open() -> None:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not any(r.data.tags.get("raycomp.kind") == "trial" for r in runs()):
-            time.sleep(0.05)
-        mlflow_server.stop()
-
-    killer = threading.Thread(target=kill_once_a_trial_run_is_open, daemon=True)
-    killer.start()
+    killer = mlflow_server.stop_once_a_trial_run_opens("outage")
     assert find_cli.main([str(path)]) == 0
     killer.join(timeout=10)
     answer = json.loads((tmp_path / "outage" / "find.json").read_text())
