@@ -20,6 +20,12 @@ def is_uri(path: str) -> bool:
     return "://" in path
 
 
+def join_uri(uri: str, *parts: str) -> str:
+    """``parts`` appended to the path of ``uri``, before its query (``s3://b/runs?endpoint_override=...``)."""
+    path, question, query = uri.partition("?")
+    return "/".join([path.rstrip("/"), *parts]) + question + query
+
+
 def resolved_storage(storage_path: str) -> str:
     """``storage_path`` made absolute against the working directory; URIs are kept as they are."""
     return storage_path if is_uri(storage_path) else os.path.abspath(os.path.expanduser(storage_path))
@@ -39,9 +45,7 @@ class RunLayout:
     @property
     def run_dir(self) -> str:
         """Ray's folder for the sweep or run (a URI under remote storage)."""
-        return (
-            f"{self.storage.rstrip('/')}/{self.name}" if is_uri(self.storage) else os.path.join(self.storage, self.name)
-        )
+        return join_uri(self.storage, self.name) if is_uri(self.storage) else os.path.join(self.storage, self.name)
 
     @property
     def local_dir(self) -> Path:
@@ -51,7 +55,7 @@ class RunLayout:
     @property
     def train_dir(self) -> str:
         """Ray Train's storage for multi-worker trials (one run per trial id inside)."""
-        return os.path.join(self.run_dir, "train")
+        return join_uri(self.run_dir, "train") if is_uri(self.storage) else os.path.join(self.run_dir, "train")
 
     @property
     def resume_dir(self) -> Path:

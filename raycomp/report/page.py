@@ -58,17 +58,23 @@ details summary { cursor: pointer; font-weight: 600; margin: 8px 0; }
 """
 
 
-def render(sweep: Sweep, images: dict[str, Path | None]) -> str:
+def render(
+    sweep: Sweep, images: dict[str, Path | None], shown: Sweep | None = None, not_shown: str | None = None
+) -> str:
+    """The page: the headline and counts from the whole ``sweep``; the card, figures' captions and trial table
+    from ``shown`` (``at_scale.shown_part``: a large sweep's first configurations), ``not_shown`` saying the rest."""
+    whole, sweep = sweep, shown or sweep
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>Speed-up report: {escape(sweep.name)}</title><style>{STYLE}</style></head><body>",
-        f"<h1>Speed-up report: {escape(sweep.name)}</h1>",
+        f"<h1>Speed-up report: {escape(whole.name)}</h1>",
         f'<p class="meta">From {escape(sweep.source)}; written {written_at()}.</p>',
-        headline(sweep),
-        _measured(sweep),
+        headline(whole),
+        _measured(whole),
         "<h2>Method card: one row per configuration</h2>",
         _how_to_read(sweep),
+        f'<p class="warn" id="not-shown">{escape(not_shown)}</p>' if not_shown else "",
         card(sweep),
         f"<h2>{escape(sweep.metric)} against time ({better(sweep.mode)})</h2>",
         embedded_image(images.get("pareto"), f"{sweep.metric} against time, one point per configuration"),
@@ -80,7 +86,7 @@ def render(sweep: Sweep, images: dict[str, Path | None]) -> str:
         "<h2>Every trial</h2>",
         trial_table(sweep),
         "<h2>Where the time goes: the Engine's trace summary</h2>",
-        _traces(sweep, images.get("traces")),
+        _traces(whole, images.get("traces")),
         "</body></html>",
     ]
     return "\n".join(part for part in parts if part)

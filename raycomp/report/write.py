@@ -10,6 +10,7 @@ from raycomp.base import keys
 from raycomp.base.atomic_files import atomic_write_text
 from raycomp.base.errors import one_line
 from raycomp.report import page, pareto, plots
+from raycomp.report.at_scale import shown_part
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import shown_path, shown_uri
 from raycomp.results.configs import SweepVerdicts
@@ -27,16 +28,17 @@ def write_report(sweep: Sweep, folder: str | Path) -> list[Path]:
     """The figures and the page in ``folder``; returns their paths, the page last."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    shown, not_shown = shown_part(sweep)  # a large sweep's figures and card: its first configurations
     images: dict[str, Path | None] = {
-        "curves": plots.time_to_accuracy(sweep, folder / FIGURES["curves"]),
-        "pareto": pareto.pareto(sweep, folder / FIGURES["pareto"]),
+        "curves": plots.time_to_accuracy(shown, folder / FIGURES["curves"]),
+        "pareto": pareto.pareto(shown, folder / FIGURES["pareto"]),
         "traces": plots.traces(sweep, folder / FIGURES["traces"]),
     }
     stale = folder / FIGURES["traces"]
     if images["traces"] is None and stale.exists():  # an earlier report's, not this sweep's
         stale.unlink()
     html = folder / keys.REPORT_HTML
-    atomic_write_text(html, page.render(sweep, images))  # whole or not at all
+    atomic_write_text(html, page.render(sweep, images, shown, not_shown))  # whole or not at all
     return [path for path in images.values() if path is not None] + [html]
 
 

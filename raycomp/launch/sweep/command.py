@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from raycomp.base.errors import EXIT_INTERRUPTED, StorageUnwritable, one_line
+from raycomp.base.layout import is_uri
 from raycomp.base.redaction import redacted
 from raycomp.base.remedies import COMMAND_LINE, Remedies, speaking
 from raycomp.config import ExperimentConfig
@@ -137,11 +138,21 @@ def _sweep(config: ExperimentConfig, options: SweepOptions, parent: RunRef | Non
     if interrupted:
         print(f"interrupted: the results were written; the report was not (python -m raycomp.report {results.folder})")
         return EXIT_INTERRUPTED
+    report = None
     if options.report:
         try:  # the results are written already: a report that fails to render must not cost them
-            print(f"report: {shown(report_sweep_results(results, config, parent))}")
+            report = report_sweep_results(results, config, parent)
+            print(f"report: {shown(report)}")
         except Exception as error:
             print(f"report: not written ({one_line(error)}); results are in {results.paths[-1]}")
+    if is_uri(config.layout.storage):  # the working directory may be a job's temporary copy
+        from raycomp.launch.sweep.upload import copy_to_storage
+
+        kept = [*results.paths, *([report.parent] if report is not None else [])]
+        print(
+            "copied beside the trials: "
+            + ", ".join(redacted(uri) for uri in copy_to_storage(kept, config.layout.run_dir))
+        )
     return 1 if results.failed else 0
 
 

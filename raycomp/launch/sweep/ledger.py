@@ -23,6 +23,7 @@ import pyarrow.fs
 from ray import tune
 
 from raycomp.base.keys import METHOD
+from raycomp.base.layout import join_uri
 from raycomp.config.arm import Arm
 
 CONFIG_DIGEST = "training_config"  # the key under which each trial's Tune config holds its training config's digest
@@ -43,7 +44,7 @@ def experiment_folders(run_dir: str) -> list[str]:
         for info in found
         if info.type == pyarrow.fs.FileType.Directory and re.fullmatch(rf"{MORE}\d+", info.base_name)
     )
-    return [run_dir] + [f"{run_dir.rstrip('/')}/{MORE}{k}" for k in more]
+    return [run_dir] + [join_uri(run_dir, f"{MORE}{k}") for k in more]
 
 
 def has_state(folder: str) -> bool:
@@ -164,9 +165,7 @@ def lost_trial_folder(run_dir: str, arm: Arm, trial_id: str, digest: str | None)
             if digest is None or params.get(CONFIG_DIGEST) != digest or not isinstance(other, dict):
                 continue  # another config's trial (or one from before the digest): never adopted
             if Arm.from_tune(other).key() == key and other.get("config_id") == arm.config_id:
-                found.append(
-                    (info.mtime.timestamp() if info.mtime else 0.0, f"{experiment.rstrip('/')}/{info.base_name}")
-                )
+                found.append((info.mtime.timestamp() if info.mtime else 0.0, join_uri(experiment, info.base_name)))
     return max(found)[1] if found else None
 
 

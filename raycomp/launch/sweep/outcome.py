@@ -72,9 +72,7 @@ def trial_history(result: tune.Result) -> list[dict[str, Any]]:
     trained twice (after a resume from an older checkpoint) counts once, with its latest values.
     """
     rows = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
-    own = _own_history(result.path)
-    if not own:
-        return rows
+    own = _own_history(result.path)  # none on remote storage, where a step trained twice is twice in Tune's
     by_step: dict[Any, dict[str, Any]] = {}
     for index, row in enumerate([*rows, *own]):
         step = row.get(keys.STEP)

@@ -19,6 +19,7 @@ from raycomp.launch.cluster import torch_trainer
 from raycomp.launch.sinks import TuneSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.sweep.ledger import CONFIG_DIGEST, lost_trial_folder
+from raycomp.launch.sweep.remote_checkpoint import newest_stored_checkpoint
 from raycomp.launch.worker import run_in_process
 from raycomp.loop.checkpoint import KeptCheckpoints
 from raycomp.tracking import trial_run
@@ -58,11 +59,12 @@ def run_trial(
         history = folder / TRIAL_HISTORY if folder is not None else None
         spec = TrialSpec(config, metric, mode, run=run, fixed_metrics=fixed, history=history)
         if config.scaling.num_workers == 0:
-            newest = newest_checkpoint(folder) or newest_checkpoint(lost)
-            if newest is not None:
-                run_in_process(spec, TuneSink(), load_path=newest)
-            else:
-                run_in_process(spec, TuneSink(), tune.get_checkpoint())
+            with newest_stored_checkpoint() as stored:  # remote storage's counterpart of newest_checkpoint
+                newest = newest_checkpoint(folder) or newest_checkpoint(lost) or stored
+                if newest is not None:
+                    run_in_process(spec, TuneSink(), load_path=newest)
+                else:
+                    run_in_process(spec, TuneSink(), tune.get_checkpoint())
             return
         from ray.tune.integration.ray_train import TuneReportCallback
 

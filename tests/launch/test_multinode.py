@@ -1,0 +1,247 @@
+"""A team's cluster on one host: a Ray head that offers trials no CPU (cluster.yaml's), worker nodes joined with
+``ray start --address``, the sweep's storage in an S3 bucket and its tracking on an MLflow server backed by
+PostgreSQL with its artifacts in that bucket, every part a real process on 127.0.0.1 (tests/cluster_services.py,
+tests/ray_nodes.py). The sweeps run as a user's do: ``python -m raycomp.tune`` with ``RAY_ADDRESS`` set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from cluster_services import PostgresMlflow, S3Endpoint, postgres_available
+from ray_nodes import RayNode, head_env, start_node, submit_and_wait
+
+from raycomp.base import keys
+
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.subprocess_cli,
+    pytest.mark.skipif(not postgres_available(), reason="PostgreSQL 15 is not installed (.ci/run installs it)"),
+]
+SWEEP_TIMEOUT_S = 420
+REPO = Path(__file__).resolve().parents[2]
+KEEP = "algorithms.selective_backprop.keep"
+
+
+class Cluster:
+    """The services and nodes, and the environment a node or a user's shell has on such a cluster."""
+
+    def __init__(self, folder: Path):
+        self.s3 = S3Endpoint(folder)
+        self.mlflow = PostgresMlflow(folder, self.s3)
+        self.env = {**head_env(), **self.s3.env}
+        self.head = start_node(self.env, num_cpus=0, resources={"trial_slot": 4})
+        self.workers = [start_node(self.env, num_cpus=2, head=self.head) for _ in range(2)]
+
+    def add_worker(self) -> RayNode:
+        self.workers.append(start_node(self.env, num_cpus=2, head=self.head))
+        return self.workers[-1]
+
+    def stop(self) -> list[str]:
+        alive = []
+        for node in [*self.workers, self.head]:
+            alive += node.stop()
+        self.mlflow.stop()
+        self.s3.stop()
+        return alive
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    started = Cluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        yield started
+    finally:
+        assert not started.stop(), "processes of the cluster still alive"
+
+
+def experiment(cluster: Cluster, folder: Path, name: str, **settings) -> Path:
+    config = {
+        "name": name,
+        "data": {"num_train": 256, "num_test": 128, "batch_size": 64},
+        "max_duration": "2ep",
+        "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
+        "checkpoint": {"interval": "1ep"},
+        "storage_path": cluster.s3.uri("runs"),
+        "tracking": {"tracking_uri": cluster.mlflow.uri},
+        "sweep": {"space": {KEEP: {"grid": [0.5]}}, "repeats": 2},
+        **settings,
+    }
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def start_sweep(cluster: Cluster, path: Path, *flags: str) -> subprocess.Popen:
+    """``python -m raycomp.tune`` in the working directory ``path`` lies in, joined to the cluster."""
+    env = {**cluster.env, "RAY_ADDRESS": f"127.0.0.1:{cluster.head.gcs}", "PYTHONUNBUFFERED": "1"}
+    log = path.with_suffix(f".{time.monotonic_ns()}.log")
+    command = [sys.executable, "-m", "raycomp.tune", str(path), *flags]
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            command, cwd=path.parent, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    process.log = log  # type: ignore[attr-defined]
+    return process
+
+
+def finish(process: subprocess.Popen) -> tuple[int, str]:
+    try:
+        code = process.wait(timeout=SWEEP_TIMEOUT_S)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    return code, process.log.read_text()  # type: ignore[attr-defined]
+
+
+def wait_for_checkpoints(cluster: Cluster, prefix: str, more_than: int, process: subprocess.Popen) -> int:
+    """Waits until the bucket holds more than ``more_than`` checkpoints under ``prefix``; returns how many."""
+    deadline = time.monotonic() + SWEEP_TIMEOUT_S
+    while time.monotonic() < deadline and process.poll() is None:
+        found = checkpoints(cluster, prefix)
+        if found > more_than:
+            return found
+        time.sleep(0.3)
+    raise AssertionError(f"no new checkpoint in the bucket:\n{process.log.read_text()[-3000:]}")  # type: ignore[attr-defined]
+
+
+def checkpoints(cluster: Cluster, prefix: str) -> int:
+    return len({key.rsplit("/", 1)[0] for key in cluster.s3.object_keys(prefix) if "/checkpoint_" in key})
+
+
+def test_a_sweep_spans_two_nodes_with_its_files_in_the_bucket_and_its_runs_in_postgres(cluster, tmp_path):
+    """Two-worker trials place one DDP worker on each worker node (none on the head); the checkpoints, Tune's
+    state, the results and the report are in the bucket; every MLflow run is FINISHED in PostgreSQL, the
+    report attached to the parent in the bucket."""
+    from ray.util.state import list_actors
+
+    scaling = {"num_workers": 2, "cpus_per_worker": 2}  # a worker fills a node: one per node
+    sweep = {"space": {KEEP: {"grid": [0.5]}}, "repeats": 1}
+    path = experiment(cluster, tmp_path, "spread", max_duration="1ep", scaling=scaling, sweep=sweep)
+    code, log = finish(start_sweep(cluster, path))
+    assert code == 0, log[-4000:]
+    assert "verdicts on eval/accuracy" in log and "results: runs/spread/results.csv" in log
+
+    workers = list_actors(
+        address=cluster.head.dashboard, filters=[("class_name", "=", "RayTrainWorker")], detail=True, limit=1000
+    )
+    nodes = {actor.node_id for actor in workers}
+    head_node = {node for node in nodes if node == head_node_id(cluster)}
+    assert len(nodes) == 2 and not head_node, nodes
+
+    stored = cluster.s3.object_keys("runs/spread/")
+    assert any(key.endswith("/checkpoint.pt") for key in stored)
+    assert any(Path(key).name.startswith("experiment_state-") for key in stored)  # Tune's state: --resume's source
+    copied = f"{cluster.s3.uri('runs', 'spread')}/results.json"
+    assert f"copied beside the trials: {cluster.s3.uri('runs', 'spread')}/results.csv, {copied}" in log
+    assert {"runs/spread/results.json", "runs/spread/report/report.html"} <= set(stored)
+    in_bucket = json.loads(
+        cluster.s3.client().get_object(Bucket="raycomp", Key="runs/spread/results.json")["Body"].read()
+    )
+    assert in_bucket == json.loads((tmp_path / "runs" / "spread" / "results.json").read_text())
+
+    runs = cluster.mlflow.runs("spread")
+    assert len(runs) == 3 and {run.info.status for run in runs} == {"FINISHED"}, [r.info.status for r in runs]
+    parent = next(run for run in runs if run.data.tags.get(keys.KIND_TAG) == "sweep")
+    assert parent.info.artifact_uri.startswith("mlflow-artifacts:")
+    assert any(key.startswith("mlflow-artifacts/") and key.endswith("report.html") for key in cluster.s3.object_keys())
+
+
+def head_node_id(cluster: Cluster) -> str:
+    from ray.util.state import list_nodes
+
+    return next(node.node_id for node in list_nodes(address=cluster.head.dashboard) if node.is_head_node)
+
+
+def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path):
+    """Every worker node SIGKILLed mid-sweep, a fresh node joined: the lost trials are retried there from their
+    newest checkpoint in the bucket. Then the driver SIGKILLed: ``--resume`` continues from the bucket to the
+    end. No MLflow run is left RUNNING; each trial's curve has each evaluation once."""
+    name = "lost"
+    path = experiment(
+        cluster,
+        tmp_path,
+        name,
+        data={"num_train": 512, "num_test": 128, "batch_size": 64},
+        max_duration="3ep",
+        scaling={"num_workers": 0},
+        failure={"max_failures": 3},
+        sweep={"space": {KEEP: {"grid": [0.5]}}, "repeats": 2, "max_concurrent_trials": 2},
+    )
+    prefix = f"runs/{name}/"
+    process = start_sweep(cluster, path)
+    seen = wait_for_checkpoints(cluster, prefix, 0, process)
+    for node in list(cluster.workers):
+        node.kill()
+        cluster.workers.remove(node)
+    cluster.add_worker()
+    seen = wait_for_checkpoints(cluster, prefix, seen, process)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+    code, log = finish(start_sweep(cluster, path, "--resume"))
+    assert code == 0, log[-4000:]
+    results = json.loads((tmp_path / "runs" / name / "results.json").read_text())["trials"]
+    assert len(results) == 4 and {trial["status"] for trial in results} == {"TERMINATED"}
+    for trial in results:
+        steps = [point["step"] for point in trial["curve"]]
+        assert steps == sorted(set(steps)) and len(steps) == 3, trial["curve"]  # an evaluation per epoch, once
+
+    runs = cluster.mlflow.runs(name)
+    assert {run.info.status for run in runs} == {"FINISHED"}, [(r.info.run_name, r.info.status) for r in runs]
+    trials = [run for run in runs if run.data.tags.get(keys.KIND_TAG) == "trial"]
+    assert len(trials) == 4
+    resumed = [run for run in trials if run.data.metrics.get("resumed_from_step", 0) > 0]
+    assert resumed, "no trial resumed from a checkpoint"
+    for run in resumed:  # trained again only from its checkpoint on: the steps after the newest checkpoint
+        retrained = run.data.tags.get(keys.RETRAINED_FROM_TAG)
+        assert retrained is None or int(retrained) > run.data.metrics["resumed_from_step"] > 0
+
+
+USER_EXPERIMENT = """\
+name: own-model-job
+model: {{class_path: my_project.nets.TinyResNet, init_args: {{num_classes: 3, widths: [8]}}}}
+data:
+  class_path: my_project.data.colour_squares
+  init_args: {{num_train: 64, num_eval: 32, num_classes: 3, size: 8}}
+  batch_size: 32
+max_duration: 1ep
+algorithms:
+  selective_backprop: {{keep: 0.5}}
+scaling: {{num_workers: 1}}
+tracking: {{tracking_uri: {tracking}}}
+storage_path: {storage}
+sweep:
+  space:
+    algorithms.selective_backprop.keep: {{grid: [0.5]}}
+"""
+
+
+def test_ray_job_submit_of_a_users_project_leaves_its_answer_in_the_bucket_and_postgres(cluster, tmp_path):
+    """examples/own_model as the job's working dir (README, "Run on a Ray cluster"): its package imports in the
+    job's driver on the head, each trial and each Train worker on the worker nodes; the results and the report,
+    which the driver writes in the job's temporary copy, are in the bucket beside the trials, and the runs in
+    PostgreSQL."""
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "examples" / "own_model", project, ignore=shutil.ignore_patterns("__pycache__", "runs"))
+    storage = cluster.s3.uri("jobs")
+    (project / "job.yaml").write_text(USER_EXPERIMENT.format(storage=storage, tracking=cluster.mlflow.uri))
+    logs = submit_and_wait(cluster.head.dashboard, cluster.env, project, {}, Path("job.yaml"))
+
+    assert f"copied beside the trials: {storage}/own-model-job/results.csv" in logs, logs[-4000:]
+    body = cluster.s3.client().get_object(Bucket=cluster.s3.bucket, Key="jobs/own-model-job/results.json")["Body"]
+    rows = {row["variant"]: row for row in json.loads(body.read())["trials"]}
+    assert sorted(rows) == ["baseline", "method"] and {row["status"] for row in rows.values()} == {"TERMINATED"}
+    assert "jobs/own-model-job/report/report.html" in cluster.s3.object_keys("jobs/")
+    runs = cluster.mlflow.runs("own-model-job")
+    assert len(runs) == 3 and {run.info.status for run in runs} == {"FINISHED"}

@@ -1,0 +1,260 @@
+"""Ray nodes on 127.0.0.1 started by ``ray start`` as a cluster's are (cluster.yaml), for the tests that need a
+cluster of their own: a head for ``ray job submit``, or a head and worker nodes. Each node runs in a session of
+its own, so a test can stop it, or SIGKILL every process of it (a lost node), without touching any other Ray on
+the host: ``ray stop`` would stop them all (docs/ray-notes.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Variables that would point the nodes or the CLI at another Ray, or give them a token.
+FOREIGN_RAY_ENV = (
+    "RAY_ADDRESS",
+    "RAY_API_SERVER_ADDRESS",
+    "RAY_GCS_SERVER_PORT",
+    "RAY_AUTH_TOKEN",
+    "RAY_AUTH_TOKEN_PATH",
+)
+NODE_START_TIMEOUT_S = 90
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def head_env() -> dict[str, str]:
+    """This environment for the head and the CLI: the venv's bin first (the job's ``python``), auth off."""
+    env = {key: value for key, value in os.environ.items() if key not in FOREIGN_RAY_ENV}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["RAY_AUTH_MODE"] = "disabled"  # loopback only: a real cluster keeps token auth (see the README)
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    return env
+
+
+def bundled_psutil():
+    """The psutil Ray bundles: ``import ray`` puts it on ``sys.path``."""
+    import ray  # noqa: F401
+
+    # isort: split
+    import psutil
+
+    return psutil
+
+
+def ray_processes(proc: subprocess.Popen, temp_dir: str) -> list:
+    """The live processes of this head: ``ray start``'s descendants and any process naming its temp dir."""
+    psutil = bundled_psutil()
+    found: dict[int, psutil.Process] = {}
+    if proc.returncode is None:  # not yet reaped: the pid is still ``ray start``'s
+        with contextlib.suppress(psutil.NoSuchProcess):
+            found.update((child.pid, child) for child in psutil.Process(proc.pid).children(recursive=True))
+    for candidate in psutil.process_iter(["cmdline"]):
+        if candidate.pid != os.getpid() and any(temp_dir in arg for arg in candidate.info["cmdline"] or ()):
+            found[candidate.pid] = candidate
+    return list(found.values())
+
+
+def title(process) -> str:
+    """A process's command line, or "" once it has exited."""
+    try:
+        return " ".join(process.cmdline())
+    except bundled_psutil().Error:
+        return ""
+
+
+def raylet_workers(processes: list) -> list:
+    """The worker processes (tasks, actors, idle workers) under this head's raylet, not its agents."""
+    psutil = bundled_psutil()
+    workers = []
+    for raylet in (process for process in processes if title(process).split(" ")[0].endswith("/raylet")):
+        with contextlib.suppress(psutil.Error):
+            for child in raylet.children():
+                name = title(child)
+                if "default_worker.py" in name or (name.startswith("ray::") and "Agent" not in name):
+                    workers.append(child)
+    return workers
+
+
+def signal_all(processes: list, stop) -> list:
+    """Sends ``stop`` (``psutil.Process.terminate`` or ``.kill``) to each process; waits 5 s; returns the living."""
+    psutil = bundled_psutil()
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            stop(process)
+    return psutil.wait_procs(processes, timeout=5)[1]
+
+
+def stop_head(proc: subprocess.Popen, temp_dir: str) -> list[str]:
+    """Stops this head and only its processes; returns those still alive at the end (none).
+
+    Measured here: SIGTERM to ``ray start --block`` stops what it started in ~3 s, but after a Train
+    job its raylet waits ~30 s for leftover workers (the job supervisor, Train's autoscaling
+    coordinator), so those get SIGTERM first; signalling everything at once (as ``ray stop`` does)
+    made the GCS linger ~30 s instead. Stragglers get SIGTERM, then SIGKILL.
+    """
+    psutil = bundled_psutil()
+    started = ray_processes(proc, temp_dir)
+    for _ in range(3):  # the raylet may start new (idle) workers meanwhile
+        workers = raylet_workers(started)
+        if not workers:
+            break
+        signal_all(workers, psutil.Process.terminate)
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    alive = psutil.wait_procs(started + ray_processes(proc, temp_dir), timeout=5)[1]
+    for stop in (psutil.Process.terminate, psutil.Process.kill):
+        if alive:
+            alive = signal_all(alive, stop)
+    return [title(process) or str(process.pid) for process in ray_processes(proc, temp_dir)]
+
+
+@dataclass
+class RayNode:
+    """One ``ray start --block`` process (a head, or a worker node joined to ``head_gcs``) and its temp dir."""
+
+    process: subprocess.Popen
+    temp_dir: str
+    log: Path
+    gcs: int = 0  # the head's GCS port (0 for a worker node)
+    dashboard: str = ""  # the head's dashboard URL
+    stopped: bool = field(default=False)
+
+    def kill(self) -> None:
+        """Every process of this node SIGKILLed at once: the node is lost, as a machine that dies is."""
+        processes = ray_processes(self.process, self.temp_dir)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        signal_all(processes, bundled_psutil().Process.kill)
+        self.process.wait(timeout=30)
+        self.stopped = True
+
+    def stop(self) -> list[str]:
+        """Stops this node and only its processes; returns those still alive (none)."""
+        alive = [] if self.stopped else stop_head(self.process, self.temp_dir)
+        self.stopped = True
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+        return alive
+
+
+def start_node(
+    env: dict[str, str], *, num_cpus: int, resources: dict[str, float] | None = None, head: RayNode | None = None
+) -> RayNode:
+    """A head (``head`` None: dashboard and job API on 127.0.0.1) or a worker node joined to ``head``, on free
+    ports and a temp dir of its own, once it has registered with the cluster."""
+    ports = free_ports(8)
+    temp_dir = tempfile.mkdtemp(prefix="rcray-")  # short: Ray's socket paths live under it
+    command = [
+        *("ray", "start", "--block", "--disable-usage-stats", f"--num-cpus={num_cpus}", "--num-gpus=0"),
+        f"--resources={json.dumps(resources or {})}",
+        "--node-ip-address=127.0.0.1",
+        f"--node-manager-port={ports[0]}",
+        f"--object-manager-port={ports[1]}",
+        f"--dashboard-agent-listen-port={ports[2]}",
+        f"--dashboard-agent-grpc-port={ports[3]}",
+        f"--metrics-export-port={ports[4]}",
+        f"--runtime-env-agent-port={ports[5]}",
+        f"--temp-dir={temp_dir}",
+    ]
+    gcs, dashboard = (free_ports(3)[:2]) if head is None else (head.gcs, 0)
+    if head is None:
+        command += ["--head", f"--port={gcs}", "--include-dashboard=true", "--dashboard-host=127.0.0.1"]
+        command += [f"--dashboard-port={dashboard}", f"--ray-client-server-port={ports[6]}"]
+    else:
+        command += [f"--address=127.0.0.1:{head.gcs}"]
+    log = Path(temp_dir) / "ray-start.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    node = RayNode(
+        process, temp_dir, log, gcs if head is None else 0, f"http://127.0.0.1:{dashboard}" if head is None else ""
+    )
+    before = 0 if head is None else alive_nodes(head.dashboard)
+    deadline = time.monotonic() + NODE_START_TIMEOUT_S
+    while not _registered(node, head, before):
+        if process.poll() is not None or time.monotonic() > deadline:
+            node.stop()
+            raise RuntimeError(f"ray start did not come up (exit {process.returncode}):\n{log.read_text()[-4000:]}")
+        time.sleep(0.5)
+    return node
+
+
+def alive_nodes(dashboard: str) -> int:
+    from ray.util.state import list_nodes
+
+    return len(list_nodes(address=dashboard, filters=[("state", "=", "ALIVE")]))
+
+
+def _registered(node: RayNode, head: RayNode | None, before: int) -> bool:
+    from ray.job_submission import JobSubmissionClient
+
+    try:
+        if head is None:
+            JobSubmissionClient(node.dashboard)
+            return True
+        return alive_nodes(head.dashboard) > before
+    except Exception:
+        return False
+
+
+JOB_TIMEOUT_S = 240
+AGENT_NOT_READY = "No available agent to submit job"
+
+
+def submit_and_wait(
+    address: str, env: dict[str, str], working_dir: Path, runtime_env: dict, experiment: Path, command: str = "tune"
+) -> str:
+    """Submits ``python -m raycomp.<command> experiment`` with ``working_dir`` uploaded; returns the job's logs
+    once it has succeeded (the test fails with them otherwise)."""
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    submission_id = f"raycomp-test-{os.getpid()}-{time.monotonic_ns()}"
+    submit = [
+        *("ray", "job", "submit", "--address", address, "--submission-id", submission_id, "--no-wait"),
+        *("--working-dir", str(working_dir), "--runtime-env-json", json.dumps(runtime_env)),
+        *("--", "python", "-m", f"raycomp.{command}", str(experiment)),
+    ]
+    started = time.monotonic()
+    submitted = subprocess.run(submit, env=env, capture_output=True, text=True, timeout=120, check=False)
+    # The dashboard answers before the head's job agent has registered; on a loaded machine the first
+    # submission can then be refused with Ray's "No available agent to submit job, please try again later".
+    while AGENT_NOT_READY in submitted.stderr + submitted.stdout and time.monotonic() < started + 60:
+        time.sleep(2)
+        submitted = subprocess.run(submit, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert submitted.returncode == 0, f"ray job submit failed:\n{submitted.stdout}\n{submitted.stderr}"
+
+    client = JobSubmissionClient(address)
+    deadline = started + JOB_TIMEOUT_S
+    status = client.get_job_status(submission_id)
+    while not status.is_terminal() and time.monotonic() < deadline:
+        time.sleep(1)
+        status = client.get_job_status(submission_id)
+    if not status.is_terminal():
+        client.stop_job(submission_id)
+    logs = client.get_job_logs(submission_id)
+    print(f"ray job submit -> {status}: {time.monotonic() - started:.1f} s")
+    assert status == JobStatus.SUCCEEDED, f"job {submission_id} ended {status}; its logs:\n{logs[-8000:]}"
+    # Train's placement-group cleaner found this cluster, not the test run's other local Ray.
+    assert "Found multiple active Ray instances" not in logs, logs[-8000:]
+    return logs
