@@ -1,0 +1,152 @@
+"""raycomp's own cost as a sweep grows, on a cluster as a team runs one (issue 33; docs/benchmarks.md "At scale").
+
+A Ray head offering no CPU to trials, two worker nodes that declare ``--cpus`` CPUs each (more than the host has,
+so that many short trials run at once), the sweep's storage in an S3-compatible bucket (moto's server) and its
+tracking on an MLflow server backed by PostgreSQL with artifacts in that bucket: the parts of
+tests/launch/test_multinode.py. Each sweep is sb.yaml shrunk to trials of 2 steps (``data.num_train`` 256,
+``max_duration`` 1ep, random ``keep``, one seed, no control), run by ``python -m raycomp.tune`` joined to the
+cluster. Per sweep size it records:
+
+- the driver's CPU seconds and peak resident memory (its rusage: a joined driver starts no process of its own),
+  per trial;
+- the time to write results.json and the report (the driver's clock between its last trial and those lines);
+- MLflow requests per trial (the server's access log) and whether every trial's metrics reached the store;
+- the report page's size and how many configurations it draws in full.
+
+    python bench/bench_scale.py --trials 100 300 1000 --json /tmp/scale.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the suite's cluster parts
+
+import yaml
+from cluster_services import PostgresMlflow, S3Endpoint
+from ray_nodes import head_env, start_node
+
+# Tune's last line once the trials are done; the driver's lines once results.json, then the report, are written.
+MARKS = ("Total run time", "results: ", "report: ")
+
+
+def experiment(folder: Path, name: str, trials: int, storage: str, tracking: str) -> Path:
+    config = {
+        "name": name,
+        "data": {"num_train": 256, "num_test": 128, "batch_size": 128},
+        "max_duration": "1ep",
+        "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
+        "scaling": {"num_workers": 0},
+        "checkpoint": {"interval": "1ep", "num_to_keep": 1},
+        "storage_path": storage,
+        "tracking": {"tracking_uri": tracking},
+        "sweep": {
+            "space": {"algorithms.selective_backprop.keep": {"uniform": [0.2, 0.9]}},
+            "num_samples": trials - 1,  # and the baseline
+            "repeats": 1,
+            "control": False,
+        },
+    }
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def requests(log: Path) -> int:
+    return sum(
+        1 for line in log.read_text(errors="replace").splitlines() if '"POST /api/' in line or '"GET /api/' in line
+    )
+
+
+def one_sweep(trials: int, folder: Path, s3: S3Endpoint, mlflow: PostgresMlflow, env: dict[str, str]) -> dict:
+    name = f"scale-{trials}"
+    path = experiment(folder, name, trials, s3.uri("runs"), mlflow.uri)
+    before_requests = requests(mlflow.log)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    log = folder / f"{name}.log"
+    started = time.monotonic()
+    seen: dict[str, float] = {}  # when the driver printed each of MARKS, on this clock
+    with log.open("w") as output:
+        command = [sys.executable, "-m", "raycomp.tune", str(path)]
+        process = subprocess.Popen(
+            command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        for line in process.stdout:
+            output.write(line)
+            for mark in MARKS:
+                if mark in line and mark not in seen:
+                    seen[mark] = time.monotonic()
+        code = process.wait()
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    runs = mlflow.runs(name)
+    trial_runs = [run for run in runs if run.data.tags.get("raycomp.kind") == "trial"]
+    with_metrics = sum(1 for run in trial_runs if "eval/accuracy" in run.data.metrics)
+    results = json.loads((folder / "runs" / name / "results.json").read_text())
+    html = (folder / "runs" / name / "report" / "report.html").read_text()
+    card = html[html.find('<table id="method-card"') :]
+    drawn = card[: card.find("</table>")].count("<tr") - 1  # its rows but the header
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {
+        "trials": trials,
+        "exit": code,
+        "wall_s": round(wall, 1),
+        "driver_cpu_s": round(cpu, 1),
+        "driver_cpu_ms_per_trial": round(1000 * cpu / trials, 1),
+        "driver_peak_mb": round(after.ru_maxrss / 1024),  # the largest child so far: run sizes in increasing order
+        "results_s": _between(seen, "Total run time", "results: "),
+        "report_s": _between(seen, "results: ", "report: "),
+        "mlflow_requests_per_trial": round((requests(mlflow.log) - before_requests) / trials, 1),
+        "trial_runs": len(trial_runs),
+        "trial_runs_with_metrics": with_metrics,
+        "runs_finished": sum(run.info.status == "FINISHED" for run in runs),
+        "runs": len(runs),
+        "results_trials": len(results["trials"]),
+        "report_kb": round(len(html) / 1024),
+        "report_rows_drawn": drawn,
+        "statuses": sorted({trial["status"] for trial in results["trials"]}),
+    }
+
+
+def _between(seen: dict[str, float], first: str, last: str) -> float | None:
+    return round(seen[last] - seen[first], 1) if first in seen and last in seen else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trials", type=int, nargs="+", default=[100, 300, 1000])
+    parser.add_argument("--cpus", type=int, default=4, help="CPUs each of the two worker nodes declares")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="raycomp-scale-"))
+    s3 = S3Endpoint(folder)
+    mlflow = PostgresMlflow(folder, s3)
+    env = {**head_env(), **s3.env}
+    head = start_node(env, num_cpus=0, resources={"trial_slot": 2 * args.cpus})
+    workers = [start_node(env, num_cpus=args.cpus, head=head) for _ in range(2)]
+    rows = []
+    try:
+        for trials in sorted(args.trials):
+            row = one_sweep(trials, folder, s3, mlflow, {**env, "RAY_ADDRESS": f"127.0.0.1:{head.gcs}"})
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        for node in [*workers, head]:
+            node.stop()
+        mlflow.stop()
+        s3.stop()
+    machine = f"{os.cpu_count()} cores; worker nodes declaring {args.cpus} CPUs each"
+    if args.json:
+        args.json.write_text(json.dumps({"machine": machine, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
