@@ -149,10 +149,14 @@ def _sweep(config: ExperimentConfig, options: SweepOptions, parent: RunRef | Non
         from raycomp.launch.sweep.upload import copy_to_storage
 
         kept = [*results.paths, *([report.parent] if report is not None else [])]
-        print(
-            "copied beside the trials: "
-            + ", ".join(redacted(uri) for uri in copy_to_storage(kept, config.layout.run_dir))
-        )
+        try:  # the sweep is done and its results written here: a bucket that refuses them must not cost them
+            copied = copy_to_storage(kept, config.layout.run_dir)
+            print("copied beside the trials: " + ", ".join(redacted(uri) for uri in copied))
+        except OSError as error:
+            print(
+                f"results not copied to {redacted(config.layout.run_dir)} ({one_line(error)}); "
+                f"they are in {shown(results.folder)}"
+            )
     return 1 if results.failed else 0
 
 

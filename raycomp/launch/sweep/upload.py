@@ -17,6 +17,7 @@ from raycomp.base.layout import join_uri
 def copy_to_storage(paths: list[Path], run_dir: str) -> list[str]:
     """Copies each file or folder in ``paths`` to ``run_dir`` (a URI), keeping its name; returns the URIs."""
     filesystem, root = pyarrow.fs.FileSystem.from_uri(run_dir)
+    filesystem.create_dir(root, recursive=True)  # a bucket needs none; a mounted or local folder does
     copied = []
     for path in paths:
         destination = f"{root.rstrip('/')}/{path.name}"
