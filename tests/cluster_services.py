@@ -17,6 +17,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from helpers import terminate
 from ray_nodes import free_ports
 
 POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")  # Debian's PostgreSQL 15 (.ci/run installs it where missing)
@@ -74,12 +75,7 @@ class S3Endpoint:
         return [item["Key"] for page in pages for item in page.get("Contents", [])]
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        terminate(self.process, timeout=10)
 
 
 def _credentials(env: dict[str, str]) -> dict[str, str]:
@@ -133,11 +129,6 @@ class PostgresMlflow:
         return [] if found is None else client.search_runs([found.experiment_id], max_results=10_000)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        terminate(self.process)
         subprocess.run([*self.pg_ctl, "-m", "immediate", "stop"], capture_output=True, timeout=60, check=False)
         shutil.rmtree(self.folder, ignore_errors=True)

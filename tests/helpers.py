@@ -127,6 +127,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def terminate(process: subprocess.Popen, timeout: float = 20) -> None:
+    """SIGTERM, and SIGKILL if ``process`` has not ended ``timeout`` seconds later; reaped either way."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class MlflowServer:
     def __init__(self, folder: Path):
         self.folder, self.port = folder, free_port()
@@ -183,10 +193,5 @@ class MlflowServer:
         return stopper
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        terminate(self.process)
         self.log.close()
