@@ -201,11 +201,16 @@ def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path
     assert {run.info.status for run in runs} == {"FINISHED"}, [(r.info.run_name, r.info.status) for r in runs]
     trials = [run for run in runs if run.data.tags.get(keys.KIND_TAG) == "trial"]
     assert len(trials) == 4
-    resumed = [run for run in trials if run.data.metrics.get("resumed_from_step", 0) > 0]
-    assert resumed, "no trial resumed from a checkpoint"
-    for run in resumed:  # trained again only from its checkpoint on: the steps after the newest checkpoint
-        retrained = run.data.tags.get(keys.RETRAINED_FROM_TAG)
-        assert retrained is None or int(retrained) > run.data.metrics["resumed_from_step"] > 0
+    # Every result each trial reported, as Tune keeps it in the trial's folder in the bucket (MLflow skips the
+    # steps an earlier attempt had logged, so its copy of ``resumed_from_step`` may be missing).
+    reported = [
+        json.loads(line)
+        for key in cluster.s3.object_keys(prefix)
+        if key.endswith("/result.json")
+        for line in cluster.s3.client().get_object(Bucket=cluster.s3.bucket, Key=key)["Body"].read().splitlines()
+    ]
+    resumed = [row["resumed_from_step"] for row in reported if row.get("resumed_from_step")]
+    assert resumed and all(step % 8 == 0 for step in resumed), "no trial resumed from an epoch's checkpoint"
 
 
 USER_EXPERIMENT = """\
