@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from raycomp.base import keys
 from raycomp.loop.checkpoint import KeptCheckpoints
+
+if TYPE_CHECKING:
+    import pyarrow.fs
 
 
 class ResultSink(Protocol):
@@ -60,6 +64,43 @@ class HistorySink:
 
     def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
         append_result(self.path, metrics)
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A file in remote storage (a bucket) as pyarrow reaches it; picklable, so a trial can hand it to its
+    Train workers."""
+
+    filesystem: pyarrow.fs.FileSystem
+    path: str
+
+    def read_text(self) -> str:
+        """The file's text; "" when there is none yet."""
+        import pyarrow.fs
+
+        if self.filesystem.get_file_info(self.path).type == pyarrow.fs.FileType.NotFound:
+            return ""
+        with self.filesystem.open_input_stream(self.path) as stream:
+            return stream.read().decode("utf-8", errors="replace")
+
+    def write_text(self, text: str) -> None:
+        """The whole file at once: a bucket's object is replaced whole or not at all."""
+        with self.filesystem.open_output_stream(self.path) as stream:
+            stream.write(text.encode("utf-8"))
+
+
+class StoredHistorySink:
+    """``HistorySink`` for a trial whose folder is in a bucket: the file is ``history.jsonl`` there, read once
+    when the trial (re)starts and written whole at each result, since a bucket cannot append. A trial resumed
+    by a new driver on another node thus still has the results it reported before its checkpoint."""
+
+    def __init__(self, file: StoredFile):
+        self.file = file
+        self.text = file.read_text()
+
+    def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
+        self.text += json.dumps(metrics, default=str) + "\n"
+        self.file.write_text(self.text)
 
 
 class FolderSink:

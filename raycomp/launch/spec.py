@@ -9,11 +9,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raycomp.config import ExperimentConfig
 from raycomp.core import Callback
 from raycomp.tracking.ref import RunRef
+
+if TYPE_CHECKING:
+    from raycomp.launch.sinks import StoredFile
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,7 +35,7 @@ class TrialSpec:
     ``metric``/``mode`` rank its checkpoints (the sweep's objective); ``fixed_metrics`` go with every
     report (the trial's arm, its MLflow run id) so the driver can tell trials apart in Tune's results.
     ``resume_from`` is used only while the run has no checkpoint of its own. ``history`` is the file where
-    a Tune trial appends each of its results itself (``sinks.HistorySink``).
+    a Tune trial keeps each of its results itself (``sinks.HistorySink``; in a bucket, ``StoredHistorySink``).
     """
 
     config: ExperimentConfig
@@ -43,7 +46,7 @@ class TrialSpec:
     recreate_required: bool = False
     fixed_metrics: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     callbacks: tuple[Callback, ...] = ()  # the user's own raycomp Callbacks, copied to every worker
-    history: Path | None = None
+    history: Path | StoredFile | None = None
 
     @classmethod
     def of(cls, config: ExperimentConfig, **fields: Any) -> TrialSpec:

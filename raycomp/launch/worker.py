@@ -17,12 +17,13 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from raycomp.base import keys
 from raycomp.base.layout import is_uri
 from raycomp.base.scratch import scratch_folder
 from raycomp.config.recipe import build_trainer
 from raycomp.launch.checkpoint_fit import check_fits
 from raycomp.launch.eval_report import EvalReportCallback
-from raycomp.launch.sinks import FolderSink, HistorySink, ResultSink, TrainSink
+from raycomp.launch.sinks import FolderSink, HistorySink, ResultSink, StoredHistorySink, TrainSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.loop import checkpoint
 from raycomp.loop.batching import stop_workers
@@ -91,8 +92,8 @@ def _run(spec: TrialSpec, sink: ResultSink, restored: Path | None, device: torch
         sinks.append(tracking)  # first: a trial Tune stops at a result has logged it already
         loggers.append(tracking)  # every step's metrics; as a callback it flushes at the end of fit
         metrics["mlflow_run_id"] = spec.run.run_id
-    if spec.history is not None and _is_rank_zero():
-        sinks.append(HistorySink(spec.history))  # before Ray's sink: on disk before the driver hears of it
+    if spec.history is not None and _is_rank_zero():  # before Ray's sink: kept before the driver hears of it
+        sinks.append(HistorySink(spec.history) if isinstance(spec.history, Path) else StoredHistorySink(spec.history))
     results = EvalReportCallback([*sinks, sink], config.checkpoint.interval, metrics)
     with _load_path(spec, restored) as load_path:
         trainer = build_trainer(
@@ -104,7 +105,7 @@ def _run(spec: TrialSpec, sink: ResultSink, restored: Path | None, device: torch
             recreate_required=spec.recreate_required,
         )
     if load_path is not None:
-        results.fixed_metrics["resumed_from_step"] = trainer.state.timestamp.batch
+        results.fixed_metrics[keys.RESUMED_FROM_STEP] = trainer.state.timestamp.batch
     try:
         if trainer.state.timestamp.reached(trainer.state.max_duration):
             trainer.evaluate()  # resumed after the end: report once more, so the caller always gets a final result

@@ -8,12 +8,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pyarrow.fs
 from ray import tune
 
 from raycomp.base import keys
 from raycomp.base.errors import first_line, one_line
-from raycomp.base.layout import TRIAL_HISTORY, is_uri
+from raycomp.base.layout import TRIAL_HISTORY
 from raycomp.config.arm import Arm
+from raycomp.launch.sinks import StoredFile
 from raycomp.launch.sweep.ledger import result_arm
 from raycomp.results.summary import TrialRecord
 
@@ -72,7 +74,7 @@ def trial_history(result: tune.Result) -> list[dict[str, Any]]:
     trained twice (after a resume from an older checkpoint) counts once, with its latest values.
     """
     rows = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
-    own = _own_history(result.path)  # none on remote storage, where a step trained twice is twice in Tune's
+    own = _own_history(result, resumed=any(row.get(keys.RESUMED_FROM_STEP) for row in rows))
     by_step: dict[Any, dict[str, Any]] = {}
     for index, row in enumerate([*rows, *own]):
         step = row.get(keys.STEP)
@@ -80,13 +82,18 @@ def trial_history(result: tune.Result) -> list[dict[str, Any]]:
     return sorted(by_step.values(), key=lambda row: row.get(keys.STEP, -1))
 
 
-def _own_history(trial_folder: str) -> list[dict[str, Any]]:
-    """The rows of the trial's ``history.jsonl`` (local storage only); a line cut by a kill is skipped."""
-    path = Path(trial_folder) / TRIAL_HISTORY
-    if is_uri(trial_folder) or not path.is_file():
+def _own_history(result: tune.Result, resumed: bool) -> list[dict[str, Any]]:
+    """The rows of the trial's ``history.jsonl``; a line cut by a kill is skipped. In a bucket it is read only
+    for a trial that resumed (the one case where Tune's rows can miss some): one request, not one per trial."""
+    if isinstance(result.filesystem, pyarrow.fs.LocalFileSystem):
+        path = Path(result.path) / TRIAL_HISTORY
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    elif resumed:
+        text = StoredFile(result.filesystem, f"{result.path}/{TRIAL_HISTORY}").read_text()
+    else:
         return []
     rows = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in text.splitlines():
         try:
             rows.append(json.loads(line))
         except ValueError:

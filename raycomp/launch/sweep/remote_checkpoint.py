@@ -1,4 +1,5 @@
-"""A trial's newest checkpoint in remote storage (a bucket), which Tune's saved state may not know yet.
+"""A trial's folder in remote storage (a bucket): its newest checkpoint, which Tune's saved state may not know
+yet, and its own history file.
 
 Tune restores a trial from the last checkpoint its saved sweep state registered. A driver killed outright
 saved that state a while before it died, so the trial's folder in the bucket can hold newer checkpoints, up to
@@ -18,21 +19,43 @@ import pyarrow.fs
 from ray import tune
 
 from raycomp.base.errors import CheckpointError, one_line
+from raycomp.base.layout import TRIAL_HISTORY
+from raycomp.launch.sinks import StoredFile
 from raycomp.loop.checkpoint import file_in, load_checkpoint
 
 _PREFIX = "checkpoint_"  # Tune's names for a trial's checkpoints: checkpoint_000000, ... (newest last)
+_LOCAL = pyarrow.fs.LocalFileSystem()
+
+
+def stored_history() -> StoredFile | None:
+    """This trial's ``history.jsonl`` in remote storage (None on local storage, where the trial writes it in its
+    folder): without it, a trial resumed by a new driver lost the results it reported before its checkpoint
+    (Tune's own record of them is the driver's, and the trial does not report them again)."""
+    storage = tune.get_context().get_storage()
+    if isinstance(storage.storage_filesystem, pyarrow.fs.LocalFileSystem):
+        return None
+    return StoredFile(storage.storage_filesystem, f"{storage.trial_fs_path}/{TRIAL_HISTORY}")
 
 
 @contextlib.contextmanager
 def newest_stored_checkpoint() -> Iterator[Path | None]:
     """The newest checkpoint of this trial in remote storage that loads, as a local file while the context
-    lasts; None on local storage or without one. A newer one that does not load is skipped, saying so."""
+    lasts; None on local storage or without one."""
     storage = tune.get_context().get_storage()
     filesystem = storage.storage_filesystem
     if isinstance(filesystem, pyarrow.fs.LocalFileSystem):
         yield None
         return
-    found = filesystem.get_file_info(pyarrow.fs.FileSelector(storage.trial_fs_path, allow_not_found=True))
+    with newest_loadable_checkpoint(filesystem, storage.trial_fs_path) as path:
+        yield path
+
+
+@contextlib.contextmanager
+def newest_loadable_checkpoint(filesystem: pyarrow.fs.FileSystem, folder: str) -> Iterator[Path | None]:
+    """The newest ``checkpoint_*`` folder under ``folder`` on ``filesystem`` whose checkpoint loads, downloaded
+    into a temporary folder while the context lasts; None without one. A newer one that does not load is
+    skipped, saying so."""
+    found = filesystem.get_file_info(pyarrow.fs.FileSelector(folder, allow_not_found=True))
     folders = sorted(
         (
             info.path
@@ -44,8 +67,11 @@ def newest_stored_checkpoint() -> Iterator[Path | None]:
     with tempfile.TemporaryDirectory(prefix="raycomp-stored-") as scratch:
         for remote in folders:
             local = Path(scratch) / Path(remote).name
+            # A bucket has no folders, only keys, so copy_files creates none: without this every download
+            # failed ("Failed to open local file") and the trial trained again from Tune's older checkpoint.
+            local.mkdir()
             try:
-                pyarrow.fs.copy_files(remote, str(local), source_filesystem=filesystem)
+                pyarrow.fs.copy_files(remote, str(local), source_filesystem=filesystem, destination_filesystem=_LOCAL)
                 path = file_in(local)
                 load_checkpoint(path)
             except (CheckpointError, OSError) as error:

@@ -19,7 +19,7 @@ from raycomp.launch.cluster import torch_trainer
 from raycomp.launch.sinks import TuneSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.sweep.ledger import CONFIG_DIGEST, lost_trial_folder
-from raycomp.launch.sweep.remote_checkpoint import newest_stored_checkpoint
+from raycomp.launch.sweep.remote_checkpoint import newest_stored_checkpoint, stored_history
 from raycomp.launch.worker import run_in_process
 from raycomp.loop.checkpoint import KeptCheckpoints
 from raycomp.tracking import trial_run
@@ -56,7 +56,7 @@ def run_trial(
         fixed: dict[str, Any] = {keys.VARIANT: arm.variant}
         if parent is not None and run is None:  # its run could not be opened (said once): counted, untracked
             fixed[keys.TRACKING_FAILURES] = 1
-        history = folder / TRIAL_HISTORY if folder is not None else None
+        history = folder / TRIAL_HISTORY if folder is not None else stored_history()
         spec = TrialSpec(config, metric, mode, run=run, fixed_metrics=fixed, history=history)
         if config.scaling.num_workers == 0:
             with newest_stored_checkpoint() as stored:  # remote storage's counterpart of newest_checkpoint
