@@ -92,9 +92,9 @@ def postgres_available() -> bool:
 
 class PostgresMlflow:
     """A PostgreSQL cluster in a temporary folder (run as the ``postgres`` user when this is root, which
-    PostgreSQL refuses) and an ``mlflow server`` on it, its artifacts in the S3 endpoint's bucket."""
+    PostgreSQL refuses) and an ``mlflow server`` on it, its artifacts in a bucket (``s3``) or in ``folder``."""
 
-    def __init__(self, folder: Path, s3: S3Endpoint):
+    def __init__(self, folder: Path, s3: S3Endpoint | None = None):
         self.folder = Path(tempfile.mkdtemp(prefix="rcpg-"))  # short: PostgreSQL's socket path lives under it
         self.db_port, self.port = free_ports(2)
         self.as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
@@ -114,17 +114,21 @@ class PostgresMlflow:
         self.log = folder / "mlflow-server.log"
         command = [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(self.port)]
         command += ["--workers", "1", "--backend-store-uri", self.backend]
-        command += ["--artifacts-destination", s3.uri("mlflow-artifacts")]
-        env = {**os.environ, **s3.env, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+        command += ["--artifacts-destination", s3.uri("mlflow-artifacts") if s3 else str(folder / "artifacts")]
+        env = {**os.environ, **(s3.env if s3 else {}), "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
         with self.log.open("w") as output:
             self.process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env)
         _wait_for(f"{self.uri}/health", self.process, self.log, "mlflow server")
 
-    def runs(self, experiment: str) -> list:
-        """The runs of ``experiment`` as the PostgreSQL store holds them."""
+    def client(self):
+        """An MLflow client of the PostgreSQL store itself (what the server wrote, not what it answers)."""
         from mlflow import MlflowClient
 
-        client = MlflowClient(self.backend)
+        return MlflowClient(self.backend)
+
+    def runs(self, experiment: str) -> list:
+        """The runs of ``experiment`` as the PostgreSQL store holds them."""
+        client = self.client()
         found = client.get_experiment_by_name(experiment)
         return [] if found is None else client.search_runs([found.experiment_id], max_results=10_000)
 

@@ -48,8 +48,8 @@ def local_ray():
 # only what needs Ray. Under pytest-xdist (`-n 2`) each worker starts its own local Ray on first use; the tests
 # that start a Ray of their own stop only their own processes, so they can run beside the other worker's.
 # (No xdist_group: with pytest 9, pytest-xdist 3.8's loadgroup cannot rename the items and ignores groups.)
-_OWN_RAY = {"test_job_submit.py", "test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray
-_SLOW_FIXTURES = {"local_ray", "mlflow_server", "shared_mlflow_server"}
+_OWN_RAY = {"test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray
+_SLOW_FIXTURES = {"local_ray", "mlflow_server", "shared_mlflow_server", "tracking_server"}
 _LONGEST = {"test_crash_resume.py"}  # over 3 minutes alone: started first, so that nothing waits on it at the end
 
 

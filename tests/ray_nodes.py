@@ -41,13 +41,22 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
-def head_env() -> dict[str, str]:
-    """This environment for the head and the CLI: the venv's bin first (the job's ``python``), auth off."""
+def head_env(token: str) -> dict[str, str]:
+    """This environment for the nodes and a user's shell on the cluster: the venv's bin first (the job's
+    ``python``), token auth on with ``token`` (as cluster.yaml's ``RAY_AUTH_MODE=token``; given in the environment
+    rather than ~/.ray/auth_token, which the host's other Rays share)."""
     env = {key: value for key, value in os.environ.items() if key not in FOREIGN_RAY_ENV}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env["RAY_AUTH_MODE"] = "disabled"  # loopback only: a real cluster keeps token auth (see the README)
+    env["RAY_AUTH_MODE"] = "token"
+    env["RAY_AUTH_TOKEN"] = token
     env["RAY_USAGE_STATS_ENABLED"] = "0"
     return env
+
+
+def auth_headers(env: dict[str, str]) -> dict[str, str]:
+    """The HTTP header this test process sends the head's dashboard (job and state APIs): the token in ``env``.
+    Explicit, because Ray's clients in this process take the token of the suite's own local Ray."""
+    return {"Authorization": f"Bearer {env['RAY_AUTH_TOKEN']}"}
 
 
 def bundled_psutil():
@@ -190,9 +199,9 @@ def start_node(
     node = RayNode(
         process, temp_dir, log, gcs if head is None else 0, f"http://127.0.0.1:{dashboard}" if head is None else ""
     )
-    before = 0 if head is None else alive_nodes(head.dashboard)
+    before = 0 if head is None else alive_nodes(head.dashboard, env)
     deadline = time.monotonic() + NODE_START_TIMEOUT_S
-    while not _registered(node, head, before):
+    while not _registered(node, head, before, env):
         if process.poll() is not None or time.monotonic() > deadline:
             node.stop()
             raise RuntimeError(f"ray start did not come up (exit {process.returncode}):\n{log.read_text()[-4000:]}")
@@ -200,20 +209,28 @@ def start_node(
     return node
 
 
-def alive_nodes(dashboard: str) -> int:
-    from ray.util.state import list_nodes
+def state(dashboard: str, env: dict[str, str], resource: str, filters: list | None = None) -> list:
+    """Ray's state API (``ray list nodes`` / ``actors``, all details) on the head at ``dashboard``."""
+    from ray.util.state.api import StateApiClient
+    from ray.util.state.common import ListApiOptions, StateResource
 
-    return len(list_nodes(address=dashboard, filters=[("state", "=", "ALIVE")]))
+    client = StateApiClient(dashboard, headers={"Content-Type": "application/json", **auth_headers(env)})
+    options = ListApiOptions(limit=1000, detail=True, filters=filters or [])
+    return client.list(StateResource(resource), options, raise_on_missing_output=False)
 
 
-def _registered(node: RayNode, head: RayNode | None, before: int) -> bool:
+def alive_nodes(dashboard: str, env: dict[str, str]) -> int:
+    return len(state(dashboard, env, "nodes", [("state", "=", "ALIVE")]))
+
+
+def _registered(node: RayNode, head: RayNode | None, before: int, env: dict[str, str]) -> bool:
     from ray.job_submission import JobSubmissionClient
 
     try:
         if head is None:
-            JobSubmissionClient(node.dashboard)
+            JobSubmissionClient(node.dashboard, headers=auth_headers(env))
             return True
-        return alive_nodes(head.dashboard) > before
+        return alive_nodes(head.dashboard, env) > before
     except Exception:
         return False
 
@@ -244,7 +261,7 @@ def submit_and_wait(
         submitted = subprocess.run(submit, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert submitted.returncode == 0, f"ray job submit failed:\n{submitted.stdout}\n{submitted.stderr}"
 
-    client = JobSubmissionClient(address)
+    client = JobSubmissionClient(address, headers=auth_headers(env))
     deadline = started + JOB_TIMEOUT_S
     status = client.get_job_status(submission_id)
     while not status.is_terminal() and time.monotonic() < deadline:

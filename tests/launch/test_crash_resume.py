@@ -2,9 +2,10 @@
 under it, then `--resume`d, ends as an uninterrupted sweep does; a trial killed outright is retried
 (`failure.max_failures`); `--extend` adds repeats to a finished sweep; a rerun that would mix configs is refused.
 
-Each sweep runs as a process of its own (in its own session, so SIGKILL to its group takes its private Ray
-with it). Trials train in the trial's process (num_workers 0) on CPU, so they are deterministic: the
-resumed sweep's final metrics must equal the reference's bit for bit.
+Each interrupted sweep runs as a process of its own (in its own session, so SIGKILL to its group takes its
+private Ray with it); the reference, never interrupted, runs in this process on the suite's Ray. Trials train in
+the trial's process (num_workers 0) on CPU, so they are deterministic: the resumed sweep's final metrics must
+equal the reference's bit for bit.
 """
 
 from __future__ import annotations
@@ -57,12 +58,10 @@ def experiment(storage: Path, name: str, repeats: int = 2) -> Path:
 LOGS: dict[int, Path] = {}
 
 
-def start(
-    path: Path, *flags: str, env: dict[str, str] | None = None, report: bool = False, ctrl_c: bool = False
-) -> subprocess.Popen:
+def start(path: Path, *flags: str, env: dict[str, str] | None = None, ctrl_c: bool = False) -> subprocess.Popen:
     """Starts the sweep in a session of its own; with ``ctrl_c``, SIGINT reaches it as a terminal's Ctrl-C does."""
     log = path.with_suffix(f".{time.monotonic_ns()}.log")
-    command = [sys.executable, "-m", "raycomp.tune", str(path), *([] if report else ["--no-report"]), *flags]
+    command = [sys.executable, "-m", "raycomp.tune", str(path), "--no-report", *flags]
     environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     with log.open("w") as output:
         launch = popen_ctrl_c_reaches if ctrl_c else subprocess.Popen
@@ -85,8 +84,8 @@ def kill_group(process: subprocess.Popen) -> None:
     process.wait(timeout=30)
 
 
-def run(path: Path, *flags: str, report: bool = False) -> None:
-    process = start(path, *flags, report=report)
+def run(path: Path, *flags: str) -> None:
+    process = start(path, *flags)
     assert finish(process) == 0, log_tail(process)
 
 
@@ -151,7 +150,7 @@ def trained_steps(storage: Path, name: str) -> dict[str, tuple[int, str | None]]
     }
 
 
-def test_a_sweep_interrupted_every_way_resumes_to_the_sweep_grown_without_interruption(tmp_path):
+def test_a_sweep_interrupted_every_way_resumes_to_the_sweep_grown_without_interruption(tmp_path, local_ray):
     """One sweep, interrupted each way a user's sweep is, `--resume`d after each: SIGKILL while it starts
     (MLflow, Ray, Tune's first state), Ctrl-C, its Ray stopped under it, SIGKILL at a random checkpoint (SIGTERM,
     which ends a sweep as Ctrl-C does, is test_cluster.py's D1 test, on a sweep of its own). No finished
@@ -302,20 +301,22 @@ def grow_a_sweep(storage: Path) -> dict[tuple[str, int], dict[str, Any]]:
     none of the old trials again. Returns the grown sweep's final metrics."""
     storage.mkdir()
     path = experiment(storage, "grown", repeats=1)
-    run(path)
+    code, output = tune_main_here([str(path), "--no-report"])
+    assert code == 0, output[-3000:]
     finished, steps = final_metrics(storage, "grown"), trained_steps(storage, "grown")
     refuse_to_mix_configs(storage, path)
     parents, children = sweep_runs(storage, "grown")
     assert len(children) == 2
     lost = forget_last_trial(storage / "grown")
-    process = start(path, "--resume")
-    assert finish(process) == 0, log_tail(process)
+    code, output = tune_main_here([str(path), "--no-report", "--resume"])
+    assert code == 0, output[-3000:]
     assert trained_steps(storage, "grown") == steps  # no step trained again, no second run (sweep_runs checks)
     assert final_metrics(storage, "grown") == finished  # its result and curve as the lost trial left them
-    assert f"continues trial {lost}" in LOGS[process.pid].read_text()
+    assert f"continues trial {lost}" in output
 
     old = {t["trial_id"]: t for t in json.loads((storage / "grown" / "results.json").read_text())["trials"]}
-    run(experiment(storage, "grown", repeats=2), "--extend", report=True)
+    code, output = tune_main_here([str(experiment(storage, "grown", repeats=2)), "--extend"])
+    assert code == 0, output[-3000:]
     trials = json.loads((storage / "grown" / "results.json").read_text())["trials"]
     assert sorted((t["config_id"], t["repeat"]) for t in trials) == [
         ("baseline", 0),

@@ -1,7 +1,8 @@
 """A team's cluster on one host: a Ray head that offers trials no CPU (cluster.yaml's), worker nodes joined with
-``ray start --address``, the sweep's storage in an S3 bucket and its tracking on an MLflow server backed by
-PostgreSQL with its artifacts in that bucket, every part a real process on 127.0.0.1 (tests/cluster_services.py,
-tests/ray_nodes.py). The sweeps run as a user's do: ``python -m raycomp.tune`` with ``RAY_ADDRESS`` set.
+``ray start --address``, token auth on, the sweep's storage in an S3 bucket and its tracking on an MLflow server
+backed by PostgreSQL with its artifacts in that bucket, every part a real process on 127.0.0.1
+(tests/cluster_services.py, tests/ray_nodes.py). The sweeps run as a user's do: submitted with ``ray job submit``,
+or ``python -m raycomp.tune`` with ``RAY_ADDRESS`` set.
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
+import uuid
 from pathlib import Path
 
 import pytest
 import yaml
 from cluster_services import PostgresMlflow, S3Endpoint, postgres_available
-from ray_nodes import RayNode, head_env, start_node, submit_and_wait
+from find_experiments import SHRUNK_METHOD, shrunk
+from ray_nodes import RayNode, head_env, start_node, state, submit_and_wait
 
 from raycomp.base import keys
 
@@ -39,13 +44,13 @@ class Cluster:
     def __init__(self, folder: Path):
         self.s3 = S3Endpoint(folder)
         self.mlflow = PostgresMlflow(folder, self.s3)
-        self.env = {**head_env(), **self.s3.env}
+        self.env = {**head_env(token=uuid.uuid4().hex), **self.s3.env}
         self.head = start_node(self.env, num_cpus=0, resources={"trial_slot": 4})
-        self.workers = [start_node(self.env, num_cpus=2, head=self.head) for _ in range(2)]
+        self.workers: list[RayNode] = []
+        self.add_workers(2)
 
-    def add_worker(self) -> RayNode:
-        self.workers.append(start_node(self.env, num_cpus=2, head=self.head))
-        return self.workers[-1]
+    def add_workers(self, count: int) -> None:
+        self.workers += [start_node(self.env, num_cpus=2, head=self.head) for _ in range(count)]
 
     def stop(self) -> list[str]:
         alive = []
@@ -119,78 +124,37 @@ def checkpoints(cluster: Cluster, prefix: str) -> int:
     return len({key.rsplit("/", 1)[0] for key in cluster.s3.object_keys(prefix) if "/checkpoint_" in key})
 
 
-def test_a_sweep_spans_two_nodes_with_its_files_in_the_bucket_and_its_runs_in_postgres(cluster, tmp_path):
-    """Two-worker trials place one DDP worker on each worker node (none on the head); the checkpoints, Tune's
-    state, the results and the report are in the bucket; every MLflow run is FINISHED in PostgreSQL, the
-    report attached to the parent in the bucket."""
-    from ray.util.state import list_actors
-
-    scaling = {"num_workers": 2, "cpus_per_worker": 2}  # a worker fills a node: one per node
-    sweep = {"space": {KEEP: {"grid": [0.5]}}, "repeats": 1}
-    path = experiment(cluster, tmp_path, "spread", max_duration="1ep", scaling=scaling, sweep=sweep)
-    code, log = finish(start_sweep(cluster, path))
-    assert code == 0, log[-4000:]
-    assert "verdicts on eval/accuracy" in log and "results: runs/spread/results.csv" in log
-
-    workers = list_actors(
-        address=cluster.head.dashboard, filters=[("class_name", "=", "RayTrainWorker")], detail=True, limit=1000
-    )
-    nodes = {actor.node_id for actor in workers}
-    head_node = {node for node in nodes if node == head_node_id(cluster)}
-    assert len(nodes) == 2 and not head_node, nodes
-
-    stored = cluster.s3.object_keys("runs/spread/")
-    assert any(key.endswith("/checkpoint.pt") for key in stored)
-    assert any(Path(key).name.startswith("experiment_state-") for key in stored)  # Tune's state: --resume's source
-    copied = f"{cluster.s3.uri('runs', 'spread')}/results.json"
-    assert f"copied beside the trials: {cluster.s3.uri('runs', 'spread')}/results.csv, {copied}" in log
-    assert {"runs/spread/results.json", "runs/spread/report/report.html"} <= set(stored)
-    in_bucket = json.loads(
-        cluster.s3.client().get_object(Bucket="raycomp", Key="runs/spread/results.json")["Body"].read()
-    )
-    assert in_bucket == json.loads((tmp_path / "runs" / "spread" / "results.json").read_text())
-
-    runs = cluster.mlflow.runs("spread")
-    assert len(runs) == 3 and {run.info.status for run in runs} == {"FINISHED"}, [r.info.status for r in runs]
-    parent = next(run for run in runs if run.data.tags.get(keys.KIND_TAG) == "sweep")
-    assert parent.info.artifact_uri.startswith("mlflow-artifacts:")
-    assert any(key.startswith("mlflow-artifacts/") and key.endswith("report.html") for key in cluster.s3.object_keys())
-
-
-def head_node_id(cluster: Cluster) -> str:
-    from ray.util.state import list_nodes
-
-    return next(node.node_id for node in list_nodes(address=cluster.head.dashboard) if node.is_head_node)
-
-
 def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path):
     """Every worker node SIGKILLed mid-sweep, a fresh node joined: the lost trials are retried there from their
     newest checkpoint in the bucket. Then the driver SIGKILLed: ``--resume`` continues from the bucket to the
-    end. No MLflow run is left RUNNING; each trial's curve has each evaluation once."""
+    end, and no trial that had finished trains again. No MLflow run is left RUNNING; each trial's curve has each
+    evaluation once. ``--extend`` then adds a repeat from the bucket, training none of the old trials again."""
     name = "lost"
-    path = experiment(
-        cluster,
-        tmp_path,
-        name,
-        data={"num_train": 512, "num_test": 128, "batch_size": 64},
-        max_duration="3ep",
-        scaling={"num_workers": 0},
-        failure={"max_failures": 3},
-        sweep={"space": {KEEP: {"grid": [0.5]}}, "repeats": 2, "max_concurrent_trials": 2},
-    )
+    settings = {
+        # 16 steps an epoch: long enough that the nodes die while the first trials to checkpoint still train
+        "data": {"num_train": 1024, "num_test": 128, "batch_size": 64},
+        "max_duration": "3ep",
+        "scaling": {"num_workers": 0},
+        "failure": {"max_failures": 3},
+    }
+    sweep = {"space": {KEEP: {"grid": [0.5]}}, "max_concurrent_trials": 2}
+    path = experiment(cluster, tmp_path, name, **settings, sweep={**sweep, "repeats": 2})
     prefix = f"runs/{name}/"
     process = start_sweep(cluster, path)
     seen = wait_for_checkpoints(cluster, prefix, 0, process)
     for node in list(cluster.workers):
         node.kill()
         cluster.workers.remove(node)
-    cluster.add_worker()
+    cluster.add_workers(1)
     seen = wait_for_checkpoints(cluster, prefix, seen, process)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
+    finished = trained_steps(cluster, name)
 
     code, log = finish(start_sweep(cluster, path, "--resume"))
     assert code == 0, log[-4000:]
+    after = trained_steps(cluster, name)
+    assert all(after[run] == steps for run, steps in finished.items()), "a finished trial trained again"
     results = json.loads((tmp_path / "runs" / name / "results.json").read_text())["trials"]
     assert len(results) == 4 and {trial["status"] for trial in results} == {"TERMINATED"}
     for trial in results:
@@ -210,7 +174,34 @@ def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path
         for line in cluster.s3.client().get_object(Bucket=cluster.s3.bucket, Key=key)["Body"].read().splitlines()
     ]
     resumed = [row["resumed_from_step"] for row in reported if row.get("resumed_from_step")]
-    assert resumed and all(step % 8 == 0 for step in resumed), "no trial resumed from an epoch's checkpoint"
+    assert resumed and all(step % 16 == 0 for step in resumed), "no trial resumed from an epoch's checkpoint"
+
+    old = {trial["trial_id"]: trial["eval/accuracy"] for trial in results}
+    grown = experiment(cluster, tmp_path, name, **settings, sweep={**sweep, "repeats": 3})
+    code, log = finish(start_sweep(cluster, grown, "--extend"))
+    assert code == 0, log[-4000:]
+    results = json.loads((tmp_path / "runs" / name / "results.json").read_text())["trials"]
+    assert sorted((trial["config_id"], trial["repeat"]) for trial in results) == [
+        (config, repeat) for config in ("baseline", "method-1") for repeat in range(3)
+    ]
+    assert {trial["trial_id"]: trial["eval/accuracy"] for trial in results if trial["trial_id"] in old} == old
+    assert trained_steps(cluster, name).items() >= after.items()  # the old trials' runs as they were
+    runs = cluster.mlflow.runs(name)
+    assert {run.info.status for run in runs} == {"FINISHED"} and len(runs) == 7  # the same parent, a child a trial
+
+
+def trained_steps(cluster: Cluster, name: str) -> dict[str, tuple[int, str | None]]:
+    """Per FINISHED trial run: the training steps it logged (each once) and the step it trained again from, if any
+    (tests/launch/test_crash_resume.py's check, on the PostgreSQL store)."""
+    client = cluster.mlflow.client()
+    return {
+        run.info.run_id: (
+            len(client.get_metric_history(run.info.run_id, "train/loss")),
+            run.data.tags.get(keys.RETRAINED_FROM_TAG),
+        )
+        for run in cluster.mlflow.runs(name)
+        if run.info.status == "FINISHED" and run.data.tags.get(keys.KIND_TAG) == "trial"
+    }
 
 
 USER_EXPERIMENT = """\
@@ -223,7 +214,8 @@ data:
 max_duration: 1ep
 algorithms:
   selective_backprop: {{keep: 0.5}}
-scaling: {{num_workers: 1}}
+checkpoint: {{interval: 1ep}}
+scaling: {{num_workers: 2, cpus_per_worker: 2}}  # a worker fills a node: one per worker node
 tracking: {{tracking_uri: {tracking}}}
 storage_path: {storage}
 sweep:
@@ -232,21 +224,61 @@ sweep:
 """
 
 
-def test_ray_job_submit_of_a_users_project_leaves_its_answer_in_the_bucket_and_postgres(cluster, tmp_path):
-    """examples/own_model as the job's working dir (README, "Run on a Ray cluster"): its package imports in the
-    job's driver on the head, each trial and each Train worker on the worker nodes; the results and the report,
-    which the driver writes in the job's temporary copy, are in the bucket beside the trials, and the runs in
-    PostgreSQL."""
+def test_ray_job_submit_of_a_users_project_spans_two_nodes_and_leaves_its_answer_in_the_bucket_and_postgres(
+    cluster, tmp_path
+):
+    """examples/own_model as the job's working dir (README, "Run on a Ray cluster"), submitted with the token: its
+    package imports in the job's driver on the head, each trial and each Train worker on the worker nodes, a
+    two-worker trial's DDP workers one on each (none on the head). The checkpoints and Tune's state are in the
+    bucket; the results and the report, which the driver writes in the job's temporary copy, are copied there
+    too; every run is FINISHED in PostgreSQL, the report attached to the parent in the bucket."""
+    refused = urllib.request.Request(f"{cluster.head.dashboard}/api/jobs/")
+    with pytest.raises(urllib.error.HTTPError, match="401"):  # token auth is on: no token, no answer
+        urllib.request.urlopen(refused, timeout=10)
+    cluster.add_workers(2 - len(cluster.workers))  # two worker nodes, whichever test ran before
     project = tmp_path / "project"
     shutil.copytree(REPO / "examples" / "own_model", project, ignore=shutil.ignore_patterns("__pycache__", "runs"))
     storage = cluster.s3.uri("jobs")
     (project / "job.yaml").write_text(USER_EXPERIMENT.format(storage=storage, tracking=cluster.mlflow.uri))
     logs = submit_and_wait(cluster.head.dashboard, cluster.env, project, {}, Path("job.yaml"))
 
+    assert "verdicts on eval/accuracy" in logs, logs[-4000:]
+    workers = state(cluster.head.dashboard, cluster.env, "actors", [("class_name", "=", "RayTrainWorker")])
+    nodes = {actor.node_id for actor in workers}
+    head = {node.node_id for node in state(cluster.head.dashboard, cluster.env, "nodes") if node.is_head_node}
+    assert len(nodes) == 2 and not nodes & head, nodes
+
+    stored = cluster.s3.object_keys("jobs/own-model-job/")
+    assert any(key.endswith("/checkpoint.pt") for key in stored)
+    assert any(Path(key).name.startswith("experiment_state-") for key in stored)  # Tune's state: --resume's source
     assert f"copied beside the trials: {storage}/own-model-job/results.csv" in logs, logs[-4000:]
+    assert "jobs/own-model-job/report/report.html" in stored
     body = cluster.s3.client().get_object(Bucket=cluster.s3.bucket, Key="jobs/own-model-job/results.json")["Body"]
     rows = {row["variant"]: row for row in json.loads(body.read())["trials"]}
     assert sorted(rows) == ["baseline", "method"] and {row["status"] for row in rows.values()} == {"TERMINATED"}
-    assert "jobs/own-model-job/report/report.html" in cluster.s3.object_keys("jobs/")
+
     runs = cluster.mlflow.runs("own-model-job")
-    assert len(runs) == 3 and {run.info.status for run in runs} == {"FINISHED"}
+    assert len(runs) == 3 and {run.info.status for run in runs} == {"FINISHED"}, [r.info.status for r in runs]
+    parent = next(run for run in runs if run.data.tags.get(keys.KIND_TAG) == "sweep")
+    assert parent.info.artifact_uri.startswith("mlflow-artifacts:")
+    assert any(key.startswith("mlflow-artifacts/") and key.endswith("report.html") for key in cluster.s3.object_keys())
+
+
+# The job's working dir Ray zips and uploads: the repository, as the README's `ray job submit --working-dir .`.
+EXCLUDES = [".venv", ".git", "runs", "mlruns", "mlflow.db", "*.whl", "**/__pycache__", ".pytest_cache", ".ruff_cache"]
+
+
+def test_ray_job_submit_runs_a_find_whose_stages_train_on_the_cluster(cluster, tmp_path):
+    """`raycomp find` as a cluster job (issue 30 item 5), the repository as its working dir: its driver joins the
+    head, each stage's round of trials is a Tune run on the worker nodes, and it answers in the shared storage."""
+    path = shrunk(tmp_path, "find-job", control=False)
+    config = path.read_text().replace(f"tracking_uri: sqlite:///{tmp_path / 'mlflow.db'}", "enabled: false")
+    path.write_text(config)
+    logs = submit_and_wait(cluster.head.dashboard, cluster.env, REPO, {"excludes": EXCLUDES}, path, command="find")
+
+    answer = json.loads((tmp_path / "find-job" / "find.json").read_text())
+    assert "candidates (the stage each reached, and how it ended there):" in logs, logs[-4000:]
+    arms = {row["arm"]: row for row in answer["tried"]}
+    assert {"baseline", *(key for key in arms if key.startswith("progressive_resizing"))} == set(arms), arms
+    assert all(not row["failed"] and row["stages"][0] == "screen" for row in arms.values()), arms
+    assert answer["recommended"] in (None, SHRUNK_METHOD)  # which one is the machine's timing (test_find_cli.py)

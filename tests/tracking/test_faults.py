@@ -83,14 +83,14 @@ def test_m3_a_uri_is_shown_without_its_credentials(uri, shown):
     assert redacted_uri(uri) == shown
 
 
-def test_m3_credentials_in_the_tracking_uri_are_not_published(tmp_path, shared_mlflow_server, capsys):
+def test_m3_credentials_in_the_tracking_uri_are_not_published(tmp_path, tracking_server, capsys):
     secret = "s3cretPW"
-    uri = shared_mlflow_server.uri.replace("http://", f"http://alice:{secret}@")
+    uri = tracking_server.uri.replace("http://", f"http://alice:{secret}@")
     path = write(tmp_path / "one.yaml", experiment(tmp_path / "runs", tracking={"tracking_uri": uri}))
     assert main([str(path)]) == 0
     out, err = capsys.readouterr()
     assert secret not in out + err and "alice:***@" in out
-    client = MlflowClient(shared_mlflow_server.uri)
+    client = MlflowClient(tracking_server.uri)
     (run,) = client.search_runs([client.get_experiment_by_name("one").experiment_id])
     assert run.data.params["tracking.tracking_uri"] == redacted_uri(uri)
     assert secret not in "".join(run.data.params.values()) + "".join(run.data.tags.values())

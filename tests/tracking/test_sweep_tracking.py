@@ -47,10 +47,10 @@ def rest(server_uri: str, endpoint: str, body: dict | None = None, **query: str)
     return json.loads(raw) if raw.strip().startswith((b"{", b"[")) else raw
 
 
-def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial(tmp_path, shared_mlflow_server, local_ray):
+def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial(tmp_path, tracking_server, local_ray):
     from raycomp.tune import main
 
-    server = shared_mlflow_server.uri
+    server = tracking_server.uri
 
     experiment = tiny_sweep(tmp_path, tracking={"tracking_uri": server})
     path = tmp_path / "tiny.yaml"
@@ -146,7 +146,7 @@ def test_training_continues_and_says_so_when_the_server_goes_away(tmp_path, mlfl
 
 
 def test_d11_the_tracking_password_is_in_no_file_of_the_sweep_nor_of_rays_session(
-    tmp_path, local_ray, shared_mlflow_server, monkeypatch
+    tmp_path, local_ray, tracking_server, monkeypatch
 ):
     """Reliability notes D11: the password of `tracking.tracking_uri` was pickled into tuner.pkl (mode 0644) with
     Tune's callback, and copied into Ray's session folder. Tune and the trials get the run's reference without it
@@ -156,7 +156,7 @@ def test_d11_the_tracking_password_is_in_no_file_of_the_sweep_nor_of_rays_sessio
     secret = "s3cretPW"
     for name, value in (("MLFLOW_TRACKING_USERNAME", "alice"), ("MLFLOW_TRACKING_PASSWORD", secret)):
         monkeypatch.setenv(name, value)  # what the URI sets in this process; unset again after the test
-    uri = shared_mlflow_server.uri.replace("http://", f"http://alice:{secret}@")
+    uri = tracking_server.uri.replace("http://", f"http://alice:{secret}@")
     experiment = tiny_sweep(tmp_path, name="d11", max_duration="1ep", tracking={"tracking_uri": uri})
     experiment["sweep"] = {"space": {f"{SB}.keep": {"grid": [0.5]}}, "max_concurrent_trials": 1}
     path = tmp_path / "d11.yaml"
@@ -168,7 +168,7 @@ def test_d11_the_tracking_password_is_in_no_file_of_the_sweep_nor_of_rays_sessio
     assert any(p.name == "tuner.pkl" for p in files)
     holding = [str(p) for p in files if p.stat().st_size < 50e6 and secret.encode() in p.read_bytes()]
     assert holding == []
-    client = MlflowClient(shared_mlflow_server.uri)
+    client = MlflowClient(tracking_server.uri)
     runs = client.search_runs([client.get_experiment_by_name("d11").experiment_id])
     assert sorted((run.data.tags["raycomp.kind"], run.info.status) for run in runs) == [
         ("sweep", "FINISHED"),
