@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the suite's cluster parts
@@ -129,7 +130,7 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="raycomp-scale-"))
     s3 = S3Endpoint(folder)
     mlflow = PostgresMlflow(folder, s3)
-    env = {**head_env(), **s3.env}
+    env = {**head_env(token=uuid.uuid4().hex), **s3.env}
     head = start_node(env, num_cpus=0, resources={"trial_slot": 2 * args.cpus})
     workers = [start_node(env, num_cpus=args.cpus, head=head) for _ in range(2)]
     rows = []
