@@ -35,6 +35,7 @@ RAY_ENV = {
     "RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.2",
     "RAY_TRAIN_ENABLE_PRINT_PATCH": "0",
     "TUNE_FUNCTION_THREAD_TIMEOUT_S": "30",
+    "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",  # sweep.tuner adds the loggers it reads, not TensorBoard's
 }
 # Only for a private local Ray: Train's PreemptionWatcher actor (one per run, about 1.6 CPU-s here) polls for
 # a cloud node's preemption notice, which a single machine never gets. And workers at the driver's priority:

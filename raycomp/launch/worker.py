@@ -91,7 +91,7 @@ def _run(spec: TrialSpec, sink: ResultSink, restored: Path | None, device: torch
         )
         sinks.append(tracking)  # first: a trial Tune stops at a result has logged it already
         loggers.append(tracking)  # every step's metrics; as a callback it flushes at the end of fit
-        metrics["mlflow_run_id"] = spec.run.run_id
+        metrics[keys.MLFLOW_RUN_ID] = spec.run.run_id
     if spec.history is not None and _is_rank_zero():  # before Ray's sink: kept before the driver hears of it
         sinks.append(HistorySink(spec.history) if isinstance(spec.history, Path) else StoredHistorySink(spec.history))
     results = EvalReportCallback([*sinks, sink], config.checkpoint.interval, metrics)

@@ -191,8 +191,9 @@ def test_close_orphaned_run_ends_only_runs_still_running(tmp_path, monkeypatch):
         for trial_id in ("died", "stopped", "baseline"):  # their processes never left the block
             MlflowClient(parent.tracking_uri).update_run(runs[trial_id].run_id, status="RUNNING")
         close_orphaned_run(parent, "done", failed=True)  # ended by the trial already: untouched
-        close_orphaned_run(parent, "died", failed=True)
-        close_orphaned_run(parent, "stopped", failed=False)
+        # found by the run id the trial reported (the trial id given is no help: no search is made)
+        close_orphaned_run(parent, "no-such-trial", failed=True, run_id=runs["died"].run_id)
+        close_orphaned_run(parent, "stopped", failed=False)  # never reported: found by its tags
         close_orphaned_run(parent, "baseline", failed=False, finished=True)
         close_orphaned_run(parent, "never-ran", failed=True)  # no run: nothing to do
         ended = {trial_id: status(ref) for trial_id, ref in runs.items()}
