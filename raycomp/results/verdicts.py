@@ -159,8 +159,9 @@ def verdict_for(
     deltas = [run.accuracy - base.accuracy for _, run, base in paired]  # paired: what the seed shares cancels
     reach = reference_reach(frontier, sign * statistics.fmean(deltas), tolerance) if paired else None
     log_speedups, log_to_full, log_ratios = [], [], []
+    budget = reach.budget if reach is not None else 0.0  # None only when nothing is paired
     for seed, run, base in paired:
-        log_speedups.append(math.log(time_at(budget_times[seed], reach.budget) / run.time_s))  # type: ignore[union-attr]
+        log_speedups.append(math.log(time_at(budget_times[seed], budget) / run.time_s))
         log_ratios.append(math.log(run.time_s / base.time_s))
         reached = _first_reaching(run, base.accuracy, sign)
         if reached is not None and reached > 0:

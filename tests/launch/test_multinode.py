@@ -117,7 +117,8 @@ def wait_for_checkpoints(cluster: Cluster, prefix: str, more_than: int, process:
         if found > more_than:
             return found
         time.sleep(0.3)
-    raise AssertionError(f"no new checkpoint in the bucket:\n{process.log.read_text()[-3000:]}")  # type: ignore[attr-defined]
+    log = process.log.read_text()  # type: ignore[attr-defined]
+    raise AssertionError(f"no new checkpoint in the bucket:\n{log[-3000:]}")
 
 
 def checkpoints(cluster: Cluster, prefix: str) -> int:
