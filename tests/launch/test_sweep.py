@@ -142,6 +142,12 @@ def test_sweep_reports_every_trial_against_the_baseline(tmp_path, local_ray, cap
     assert "speedup" in csv_header and f"{SB}.keep" in csv_header
     out = capsys.readouterr().out
     assert "baseline" in out and "best:" in out and "time_to_baseline_s" in out
+    # Tune's JSON and CSV results in each trial's folder (what results.json is built from), no TensorBoard file
+    for trial in trials:
+        assert {"result.json", "progress.csv"} <= {
+            path.name for path in (tmp_path / "tiny" / trial["trial_id"]).iterdir()
+        }
+    assert not list((tmp_path / "tiny").rglob("events.out.tfevents*"))
 
 
 def test_multi_worker_trials_launch_a_torch_trainer(tmp_path, local_ray):

@@ -201,6 +201,26 @@ def test_close_orphaned_run_ends_only_runs_still_running(tmp_path, monkeypatch):
         close_orphaned_run(RunRef(f"http://127.0.0.1:{free_port()}", "1", parent.run_id), "x", failed=True)
 
 
+def test_the_sweeps_callback_ends_a_trials_run_by_the_id_its_reports_carry(tmp_path):
+    """Tune's callback at a trial's end: the run its last report named (no search of the store), else by tags."""
+    from types import SimpleNamespace
+
+    from raycomp.launch.sweep.tuner import CloseOrphanedRuns
+
+    with sweep_run(config(tmp_path), None, resume=False) as sweep:
+        runs = {}
+        for trial_id in ("reported", "silent"):
+            with trial_run(sweep.ref, trial_id, ARM, config(tmp_path)) as child:
+                runs[trial_id] = child
+        for ref in runs.values():  # their processes died in the block
+            MlflowClient(sweep.ref.tracking_uri).update_run(ref.run_id, status="RUNNING")
+        callback = CloseOrphanedRuns(sweep.ref)
+        named = {keys.FINISHED: True, keys.MLFLOW_RUN_ID: runs["reported"].run_id}
+        callback.on_trial_complete(0, [], SimpleNamespace(trial_id="not-its-tag", last_result=named))
+        callback.on_trial_error(0, [], SimpleNamespace(trial_id="silent", last_result=None))
+        assert {trial_id: status(ref) for trial_id, ref in runs.items()} == {"reported": "FINISHED", "silent": "FAILED"}
+
+
 def test_log_files_attaches_to_the_run(tmp_path):
     (tmp_path / "results.csv").write_text("a\n1\n")
     (tmp_path / "results.json").write_text("{}")
