@@ -166,8 +166,7 @@ def verdict_for(
         reached = _first_reaching(run, base.accuracy, sign)
         if reached is not None and reached > 0:
             log_to_full.append(math.log(base.time_s / reached))
-    beyond = len(paired) if reach and reach.position == "beyond" else 0
-    below = len(paired) if reach and reach.position == "below" else 0
+    beyond, below = (len(paired) if reach and reach.position == side else 0 for side in ("beyond", "below"))
 
     own = [r for r in config.values() if _usable(r)]
     speed, accuracy = t_interval(log_speedups, confidence), t_interval(deltas, confidence)
