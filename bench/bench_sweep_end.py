@@ -1,5 +1,6 @@
 """The sweep's end on a tracking server as trials grow (issue 33; docs/benchmarks.md "At scale"): the verdicts
-tagged on each trial's MLflow run (``tracking.log_verdicts``, one request per trial), and how a trial's run is
+tagged on the trials' MLflow runs (``tracking.log_verdicts``, one request per tagged run, at most
+``MAX_TAGGED_TRIALS`` of them), and how a trial's run is
 found at its end (a search by tags against ``get_run`` by the id the trial reported), on an ``mlflow server`` on
 127.0.0.1 with a SQLite store (tests/helpers.py's).
 

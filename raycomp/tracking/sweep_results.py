@@ -1,6 +1,11 @@
 """A sweep's results on its MLflow runs: files attached to a run, the verdicts as the parent's ``configs.json``
 table and tags, and each trial's configuration verdict as tags on its child run. Logs to runs that
-``runs.py`` opened; creates and ends none."""
+``runs.py`` opened; creates and ends none.
+
+Tags cost one request per run (MLflow has no batch across runs), ~17 ms each on a local server: a sweep of more
+than ``MAX_TAGGED_TRIALS`` trials tags the runs of its references and of the configurations ranked first
+(``results.ranking``, the report's order) up to that many, and says so; ``configs.json`` has every verdict.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +19,14 @@ from mlflow import MlflowClient
 from raycomp.base import keys
 from raycomp.base.errors import one_line
 from raycomp.results.configs import CONFIG_COLUMNS, SweepVerdicts
+from raycomp.results.ranking import first_trials
 from raycomp.results.summary import TrialSummary
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.search import tag_filter
 
 VERDICTS_TABLE = "configs.json"
+MAX_TAGGED_TRIALS = 1000  # ~17 s of a sweep's end on a local server (docs/benchmarks.md "At scale")
 
 
 def log_files(ref: RunRef, paths: Iterable[str | Path], artifact_folder: str | None = None) -> bool:
@@ -28,11 +35,23 @@ def log_files(ref: RunRef, paths: Iterable[str | Path], artifact_folder: str | N
     return all([client.log_artifact(path, artifact_folder) for path in paths])
 
 
-def log_verdicts(parent: RunRef, verdicts: SweepVerdicts, trials: Sequence[TrialSummary]) -> bool:
+def log_verdicts(
+    parent: RunRef, verdicts: SweepVerdicts, trials: Sequence[TrialSummary], max_tagged: int = MAX_TAGGED_TRIALS
+) -> bool:
     """The sweep's per-configuration verdicts: a ``configs.json`` table and tags on the parent run, and
-    each trial's configuration verdict as tags on its child run (found by trial id). False if the store
+    each trial's configuration verdict as tags on its child run (found by trial id): the references' trials and
+    the first-ranked configurations', ``max_tagged`` in all (the references always). False if the store
     refused something (already printed); never raises."""
-    table, parent_tags, trial_tags = _verdict_records(verdicts, trials)
+    left = {config.config_id for config in verdicts.configs}
+    left -= {config.config_id for config in first_trials(verdicts.configs, max_tagged)}
+    tagged = [trial for trial in trials if (trial.config_id or trial.trial_id) not in left]
+    if len(tagged) < len(trials):
+        print(
+            f"raycomp: verdict tags on the runs of the {len(tagged)} trials ranked first; the other "
+            f"{len(trials) - len(tagged)} trials' verdicts are in {VERDICTS_TABLE} on the sweep's run",
+            flush=True,
+        )
+    table, parent_tags, trial_tags = _verdict_records(verdicts, tagged)
     client = BatchedClient(parent)
     done = client.log_table(*table, VERDICTS_TABLE) and client.set_tags(parent_tags)
     try:
