@@ -2,8 +2,9 @@
 standalone server, which raycomp reaches through pyarrow and boto3 exactly as it reaches AWS, configured by the
 standard AWS variables) and an MLflow server on PostgreSQL with its artifacts in that bucket.
 
-Nothing in raycomp knows these are local: the endpoint comes from ``AWS_ENDPOINT_URL_S3``, as it would for
-MinIO or any other S3-compatible store.
+Nothing in raycomp knows these are local: the endpoint comes from ``AWS_ENDPOINT_URL_S3`` or from the storage
+path's ``?endpoint_override=`` (``S3Endpoint.uri_with_endpoint``; the multi-node tests), as it would for MinIO or
+any other S3-compatible store.
 """
 
 from __future__ import annotations
@@ -68,6 +69,11 @@ class S3Endpoint:
 
     def uri(self, *parts: str) -> str:
         return "/".join([f"s3://{self.bucket}", *parts])
+
+    def uri_with_endpoint(self, *parts: str) -> str:
+        """``uri(*parts)`` naming its endpoint in the query, as a user of MinIO or another S3 store writes a
+        ``storage_path`` (pyarrow's ``endpoint_override``): for processes whose environment names none."""
+        return f"{self.uri(*parts)}?endpoint_override=127.0.0.1:{self.port}&scheme=http"
 
     def object_keys(self, prefix: str = "") -> list[str]:
         """Every object key under ``prefix`` in the bucket."""

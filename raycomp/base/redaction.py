@@ -45,10 +45,11 @@ def redacted_uri(uri: str) -> str:
         userinfo, host = netloc.rsplit("@", 1)
         user = userinfo.split(":", 1)[0]
         netloc = f"{user}:{HIDDEN}@{host}" if ":" in userinfo else f"{HIDDEN}@{host}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, HIDDEN if _SECRET_QUERY.search(k) else v) for k, v in pairs], safe="*")
+    # Each pair as the user wrote it (``endpoint_override=127.0.0.1:9000`` stays unquoted), a secret's value hidden.
+    query = "&".join(
+        f"{pair.partition('=')[0]}={HIDDEN}" if _SECRET_QUERY.search(unquote(pair.partition("=")[0])) else pair
+        for pair in parts.query.split("&")
+    )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from raycomp.base.errors import one_line
-from raycomp.base.redaction import redacted, without_credentials
+from raycomp.base.redaction import redacted, redacted_uri, without_credentials
 
 SECRET = "s3cretPW"
 
@@ -22,6 +22,13 @@ def test_every_uri_in_a_message_loses_its_password_and_secret_query_values():
     assert "http://alice:***@127.0.0.1:5055/api/2.0/mlflow/runs/create" in shown
     assert "https://***@host/x?api_token=***&page=2" in shown and "sqlite:////tmp/mlflow.db" in shown
     assert redacted("no uri here: a:b@c") == "no uri here: a:b@c"
+
+
+def test_a_query_with_no_secret_is_shown_as_written():
+    """A bucket's ``storage_path`` as the user wrote it (its ``:`` not quoted as ``%3A``), in every message."""
+    bucket = "s3://raycomp/jobs/results.csv?endpoint_override=127.0.0.1:9000&scheme=http"
+    assert redacted_uri(bucket) == bucket and redacted(f"copied: {bucket}, done") == f"copied: {bucket}, done"
+    assert redacted_uri(f"{bucket}&secret_key={SECRET}") == f"{bucket}&secret_key=***"
 
 
 def test_one_line_errors_carry_no_password():

@@ -1,5 +1,6 @@
 """A team's cluster on one host: a Ray head that offers trials no CPU (cluster.yaml's), worker nodes joined with
-``ray start --address``, token auth on, the sweep's storage in an S3 bucket and its tracking on an MLflow server
+``ray start --address``, token auth on, the sweep's storage in an S3 bucket (named by its ``storage_path``'s
+``?endpoint_override=``: no node knows the endpoint otherwise) and its tracking on an MLflow server
 backed by PostgreSQL with its artifacts in that bucket, every part a real process on 127.0.0.1
 (tests/cluster_services.py, tests/ray_nodes.py). The sweeps run as a user's do: submitted with ``ray job submit``,
 or ``python -m raycomp.tune`` with ``RAY_ADDRESS`` set.
@@ -27,6 +28,7 @@ from find_experiments import SHRUNK_METHOD, shrunk
 from ray_nodes import RayNode, head_env, start_node, state, submit_and_wait
 
 from raycomp.base import keys
+from raycomp.base.layout import join_uri
 
 pytestmark = [
     pytest.mark.ray,
@@ -44,7 +46,11 @@ class Cluster:
     def __init__(self, folder: Path):
         self.s3 = S3Endpoint(folder)
         self.mlflow = PostgresMlflow(folder, self.s3)
-        self.env = {**head_env(token=uuid.uuid4().hex), **self.s3.env}
+        # No AWS_ENDPOINT_URL_S3 on the nodes nor in the drivers' shells: raycomp and Ray reach the bucket only
+        # through the storage path's ``?endpoint_override=`` (a user's MinIO); the credentials come from the
+        # environment, as on AWS. (MLflow's server has its own variables: PostgresMlflow.)
+        s3_env = {key: value for key, value in self.s3.env.items() if key != "AWS_ENDPOINT_URL_S3"}
+        self.env = {**head_env(token=uuid.uuid4().hex), **s3_env}
         self.head = start_node(self.env, num_cpus=0, resources={"trial_slot": 4})
         self.workers: list[RayNode] = []
         self.add_workers(2)
@@ -77,7 +83,7 @@ def experiment(cluster: Cluster, folder: Path, name: str, **settings) -> Path:
         "max_duration": "2ep",
         "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
         "checkpoint": {"interval": "1ep"},
-        "storage_path": cluster.s3.uri("runs"),
+        "storage_path": cluster.s3.uri_with_endpoint("runs"),
         "tracking": {"tracking_uri": cluster.mlflow.uri},
         "sweep": {"space": {KEEP: {"grid": [0.5]}}, "repeats": 2},
         **settings,
@@ -122,7 +128,10 @@ def wait_for_checkpoints(cluster: Cluster, prefix: str, more_than: int, process:
 
 
 def checkpoints(cluster: Cluster, prefix: str) -> int:
-    return len({key.rsplit("/", 1)[0] for key in cluster.s3.object_keys(prefix) if "/checkpoint_" in key})
+    """The checkpoints whole in the bucket: a folder counts once its ``checkpoint.pt`` is there (a folder's key
+    appears when its upload starts, before Tune knows the checkpoint: a node killed then retries from scratch)."""
+    keys_ = cluster.s3.object_keys(prefix)
+    return len({key.rsplit("/", 1)[0] for key in keys_ if "/checkpoint_" in key and key.endswith("/checkpoint.pt")})
 
 
 def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path):
@@ -239,7 +248,7 @@ def test_ray_job_submit_of_a_users_project_spans_two_nodes_and_leaves_its_answer
     cluster.add_workers(2 - len(cluster.workers))  # two worker nodes, whichever test ran before
     project = tmp_path / "project"
     shutil.copytree(REPO / "examples" / "own_model", project, ignore=shutil.ignore_patterns("__pycache__", "runs"))
-    storage = cluster.s3.uri("jobs")
+    storage = cluster.s3.uri_with_endpoint("jobs")
     (project / "job.yaml").write_text(USER_EXPERIMENT.format(storage=storage, tracking=cluster.mlflow.uri))
     logs = submit_and_wait(cluster.head.dashboard, cluster.env, project, {}, Path("job.yaml"))
 
@@ -252,7 +261,7 @@ def test_ray_job_submit_of_a_users_project_spans_two_nodes_and_leaves_its_answer
     stored = cluster.s3.object_keys("jobs/own-model-job/")
     assert any(key.endswith("/checkpoint.pt") for key in stored)
     assert any(Path(key).name.startswith("experiment_state-") for key in stored)  # Tune's state: --resume's source
-    assert f"copied beside the trials: {storage}/own-model-job/results.csv" in logs, logs[-4000:]
+    assert f"copied beside the trials: {join_uri(storage, 'own-model-job', 'results.csv')}" in logs, logs[-4000:]
     assert "jobs/own-model-job/report/report.html" in stored
     body = cluster.s3.client().get_object(Bucket=cluster.s3.bucket, Key="jobs/own-model-job/results.json")["Body"]
     rows = {row["variant"]: row for row in json.loads(body.read())["trials"]}
