@@ -71,6 +71,10 @@ def test_sb_cifar10_yaml_runs_shrunk_on_local_cifar_files(tmp_path, local_ray):
         "scaling.cpus_per_worker=1",
         "scaling.use_gpu=false",
         "precision=fp32",
+        # FIFO: the seven trials train one after another in one trial process. Under the YAML's ASHA each gets a
+        # process of its own (``reuses_actors``), ~7 CPU-s of imports apiece, and at 2 batches ASHA stops nothing;
+        # ASHA sweeps are test_sweep_schedulers.py's.
+        'sweep.scheduler={"name": "fifo"}',
     )
     assert main([str(EXPERIMENTS / "sb_cifar10.yaml"), *args]) == 0
     trials = finished_trials(tmp_path, "sb-cifar10-resnet56")

@@ -130,7 +130,9 @@ def test_local_mode_trials_share_a_gpu_by_asking_for_a_fraction(tmp_path):
 def test_sweep_reports_every_trial_against_the_baseline(tmp_path, local_ray, capsys):
     from raycomp.tune import main
 
-    assert main([str(write(tmp_path / "tiny.yaml", tiny_experiment(tmp_path)))]) == 0
+    experiment = tiny_experiment(tmp_path)
+    experiment["sweep"]["max_concurrent_trials"] = 1  # one trial process: a second costs more CPU than it saves
+    assert main([str(write(tmp_path / "tiny.yaml", experiment))]) == 0
     document = json.loads((tmp_path / "tiny" / "results.json").read_text())
     trials = document["trials"]
     assert [t["variant"] for t in trials] == ["baseline", "method", "method"]
@@ -187,6 +189,7 @@ def test_optuna_search_runs_the_baseline_first_and_its_own_samples(tmp_path, loc
         "space": {f"{SB}.keep": {"uniform": [0.2, 0.9]}, f"{SB}.scale_factor": {"choice": [0.5, 1.0]}},
         "num_samples": 2,
         "search_alg": "optuna",
+        "max_concurrent_trials": 1,
     }
     assert main([str(write(tmp_path / "optuna.yaml", experiment))]) == 0
     trials = json.loads((tmp_path / "optuna" / "results.json").read_text())["trials"]
