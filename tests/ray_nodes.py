@@ -159,6 +159,7 @@ class RayNode:
         signal_all(processes, bundled_psutil().Process.kill)
         self.process.wait(timeout=30)
         self.stopped = True
+        shutil.rmtree(self.temp_dir, ignore_errors=True)  # a lost node's folder: nothing will stop() it
 
     def stop(self) -> list[str]:
         """Stops this node and only its processes; returns those still alive (none)."""

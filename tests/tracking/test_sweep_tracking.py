@@ -53,6 +53,7 @@ def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial(tmp_
     server = tracking_server.uri
 
     experiment = tiny_sweep(tmp_path, tracking={"tracking_uri": server})
+    experiment["sweep"]["max_concurrent_trials"] = 1  # one trial process: a second costs more CPU than it saves
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(experiment))
     assert main([str(path)]) == 0
