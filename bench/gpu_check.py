@@ -61,7 +61,7 @@ def core_command(args: argparse.Namespace, batch: int, compiled: bool, recipe: b
 def parts(args: argparse.Namespace, out: Path) -> list[Part]:
     python = sys.executable
     cuda_tests = [python, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider"]
-    cuda_tests += [str(ROOT / "tests" / name) for name in ("test_trainer_gpu.py", "test_trainer_options.py")]
+    cuda_tests += [str(ROOT / "tests" / "loop" / name) for name in ("test_trainer_gpu.py", "test_trainer_options.py")]
     lm = [python, str(BENCH / "bench_lm_methods.py"), "--seeds", "0", "--json", str(out / "lm.json")]
     lm += ["--only", "alibi,gated_linear_units,fused_layernorm,selective_backprop,seq_length_warmup"]
     lm[-1] += ",seq_length_warmup_every_step"
