@@ -4,6 +4,12 @@ a resumed trial's curve whole."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import tempfile
+import time
+import uuid
+
 import pandas as pd
 import pyarrow.fs
 import pytest
@@ -55,6 +61,30 @@ def test_the_newest_checkpoint_that_loads_comes_down_from_the_bucket(filesystem,
 
     with newest_loadable_checkpoint(filesystem, "raycomp/runs/none-yet") as nothing:
         assert nothing is None
+
+
+def test_a_download_left_by_a_killed_trial_is_removed_by_the_next_download_on_that_node(
+    filesystem, tmp_path, monkeypatch
+):
+    """A trial killed outright mid-download (its node lost) runs no clean-up; its folder is named after it."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # this test's TMPDIR
+    state = State(tiny_model(), "1ep")
+    save_to_folder(state, tmp_path / "checkpoint_000000")
+    pyarrow.fs.copy_files(
+        str(tmp_path / "checkpoint_000000"), "raycomp/runs/killed/checkpoint_000000", None, filesystem
+    )
+    ended = subprocess.Popen(["true"])
+    ended.wait()  # a process id no process has now
+    minutes_ago = time.time() - 120
+    abandoned = tmp_path / f"raycomp-stored-{ended.pid}-{uuid.uuid4().hex}"
+    running = tmp_path / f"raycomp-stored-{os.getpid()}-{uuid.uuid4().hex}"  # a live trial's download: kept
+    for folder in (abandoned, running):
+        (folder / "checkpoint_000000").mkdir(parents=True)
+        os.utime(folder, (minutes_ago, minutes_ago))
+
+    with newest_loadable_checkpoint(filesystem, "raycomp/runs/killed") as path:
+        assert path is not None and path.parents[1].name.startswith(f"raycomp-stored-{os.getpid()}-")
+    assert not abandoned.exists() and running.is_dir() and not path.parents[1].exists()
 
 
 def test_a_trial_resumed_by_a_new_driver_keeps_the_results_it_reported_before_its_checkpoint(filesystem):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from ray import tune
 
 from raycomp.base.errors import CheckpointError, one_line
 from raycomp.base.layout import TRIAL_HISTORY
+from raycomp.base.scratch import remove_abandoned, scratch_folder
 from raycomp.launch.sinks import StoredFile
 from raycomp.loop.checkpoint import file_in, load_checkpoint
 
@@ -54,7 +54,12 @@ def newest_stored_checkpoint() -> Iterator[Path | None]:
 def newest_loadable_checkpoint(filesystem: pyarrow.fs.FileSystem, folder: str) -> Iterator[Path | None]:
     """The newest ``checkpoint_*`` folder under ``folder`` on ``filesystem`` whose checkpoint loads, downloaded
     into a temporary folder while the context lasts; None without one. A newer one that does not load is
-    skipped, saying so."""
+    skipped, saying so.
+
+    The download folder is named after this process (``scratch_folder``): a trial killed outright mid-download
+    (its node lost) leaves it behind, and the next download on that node removes it (``remove_abandoned``).
+    """
+    remove_abandoned()
     found = filesystem.get_file_info(pyarrow.fs.FileSelector(folder, allow_not_found=True))
     folders = sorted(
         (
@@ -64,7 +69,7 @@ def newest_loadable_checkpoint(filesystem: pyarrow.fs.FileSystem, folder: str) -
         ),
         reverse=True,
     )
-    with tempfile.TemporaryDirectory(prefix="raycomp-stored-") as scratch:
+    with scratch_folder("raycomp-stored-") as scratch:
         for remote in folders:
             local = Path(scratch) / Path(remote).name
             # A bucket has no folders, only keys, so copy_files creates none: without this every download
