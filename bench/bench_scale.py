@@ -11,6 +11,8 @@ cluster. Per sweep size it records:
   per trial;
 - the time to write results.json and the report (the driver's clock between its last trial and those lines);
 - MLflow requests per trial (the server's access log) and whether every trial's metrics reached the store;
+- the time from one trial's end to the next trial's first step in the slot it freed (``slot_gaps``: each trial's
+  MLflow run says when it ended and when its first step ran);
 - the report page's size and how many configurations it draws in full.
 
     python bench/bench_scale.py --trials 100 300 1000 --json /tmp/scale.json
@@ -22,6 +24,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,7 +70,9 @@ def requests(log: Path) -> int:
     )
 
 
-def one_sweep(trials: int, folder: Path, s3: S3Endpoint, mlflow: PostgresMlflow, env: dict[str, str]) -> dict:
+def one_sweep(
+    trials: int, folder: Path, s3: S3Endpoint, mlflow: PostgresMlflow, env: dict[str, str], slots: int
+) -> dict:
     name = f"scale-{trials}"
     path = experiment(folder, name, trials, s3.uri("runs"), mlflow.uri)
     before_requests = requests(mlflow.log)
@@ -91,6 +96,10 @@ def one_sweep(trials: int, folder: Path, s3: S3Endpoint, mlflow: PostgresMlflow,
     runs = mlflow.runs(name)
     trial_runs = [run for run in runs if run.data.tags.get("raycomp.kind") == "trial"]
     with_metrics = sum(1 for run in trial_runs if "eval/accuracy" in run.data.metrics)
+    ended = [run for run in trial_runs if run.info.end_time and "time/first_step_unix" in run.data.metrics]
+    gaps = slot_gaps(
+        [run.info.end_time / 1000 for run in ended], [run.data.metrics["time/first_step_unix"] for run in ended], slots
+    )
     results = json.loads((folder / "runs" / name / "results.json").read_text())
     html = (folder / "runs" / name / "report" / "report.html").read_text()
     card = html[html.find('<table id="method-card"') :]
@@ -105,6 +114,7 @@ def one_sweep(trials: int, folder: Path, s3: S3Endpoint, mlflow: PostgresMlflow,
         "driver_peak_mb": round(after.ru_maxrss / 1024),  # the largest child so far: run sizes in increasing order
         "results_s": _between(seen, "Total run time", "results: "),
         "report_s": _between(seen, "results: ", "report: "),
+        "slot_gap_s": _quantiles(gaps),
         "mlflow_requests_per_trial": round((requests(mlflow.log) - before_requests) / trials, 1),
         "trial_runs": len(trial_runs),
         "trial_runs_with_metrics": with_metrics,
@@ -115,6 +125,27 @@ def one_sweep(trials: int, folder: Path, s3: S3Endpoint, mlflow: PostgresMlflow,
         "report_rows_drawn": drawn,
         "statuses": sorted({trial["status"] for trial in results["trials"]}),
     }
+
+
+def slot_gaps(ends: list[float], first_steps: list[float], slots: int) -> list[float]:
+    """Seconds from a trial's end to the next trial's first step, over the trials that waited for a free slot.
+
+    The first ``slots`` trials start at once; each later one takes the slot of the earliest trial that had ended
+    and not yet handed its slot on, so its gap is its first step less that end (Tune's, Ray's and the process's
+    start-up, and the imports of a trial that gets a new process)."""
+    ends, later = sorted(ends), sorted(first_steps)[slots:]
+    gaps = []
+    for step, end in zip(later, ends, strict=False):
+        if step >= end:  # else the trial did not wait for this slot (a slot freed by an earlier one)
+            gaps.append(step - end)
+    return gaps
+
+
+def _quantiles(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"median": None, "p90": None}
+    ordered = sorted(values)
+    return {"median": round(statistics.median(ordered), 2), "p90": round(ordered[int(0.9 * (len(ordered) - 1))], 2)}
 
 
 def _between(seen: dict[str, float], first: str, last: str) -> float | None:
@@ -136,7 +167,7 @@ def main() -> None:
     rows = []
     try:
         for trials in sorted(args.trials):
-            row = one_sweep(trials, folder, s3, mlflow, {**env, "RAY_ADDRESS": f"127.0.0.1:{head.gcs}"})
+            row = one_sweep(trials, folder, s3, mlflow, {**env, "RAY_ADDRESS": f"127.0.0.1:{head.gcs}"}, 2 * args.cpus)
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
