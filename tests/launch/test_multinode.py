@@ -175,12 +175,21 @@ def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path
     assert {run.info.status for run in runs} == {"FINISHED"}, [(r.info.run_name, r.info.status) for r in runs]
     trials = [run for run in runs if run.data.tags.get(keys.KIND_TAG) == "trial"]
     assert len(trials) == 4
-    # Every result each trial reported, as Tune keeps it in the trial's folder in the bucket (MLflow skips the
-    # steps an earlier attempt had logged, so its copy of ``resumed_from_step`` may be missing).
+    # Every result each trial reported, as the trial keeps it in its folder in the bucket (MLflow skips the
+    # steps an earlier attempt had logged, so its copy of ``resumed_from_step`` may be missing). Tune's own
+    # result files are not there: the driver would upload them all again every few seconds (tuner.result_loggers).
+    # Each trial wrote its Tune config there itself (``params.json``: the arm of a trial that fails first).
+    keys_in_bucket = cluster.s3.object_keys(prefix)
+    assert not [key for key in keys_in_bucket if key.endswith(("/result.json", "/progress.csv"))]
+    params = [key for key in keys_in_bucket if key.endswith("/params.json")]
+    assert len(params) >= 4 and all(
+        "arm" in json.loads(cluster.s3.client().get_object(Bucket=cluster.s3.bucket, Key=key)["Body"].read())
+        for key in params
+    )
     reported = [
         json.loads(line)
-        for key in cluster.s3.object_keys(prefix)
-        if key.endswith("/result.json")
+        for key in keys_in_bucket
+        if key.endswith("/history.jsonl")
         for line in cluster.s3.client().get_object(Bucket=cluster.s3.bucket, Key=key)["Body"].read().splitlines()
     ]
     resumed = [row["resumed_from_step"] for row in reported if row.get("resumed_from_step")]

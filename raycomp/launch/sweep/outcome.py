@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,10 @@ def trial_records(grids: tune.ResultGrid | Iterable[tune.ResultGrid]) -> list[Tr
     if isinstance(grids, tune.ResultGrid):
         grids = [grids]
     records: dict[str, TrialRecord] = {}
-    for result, arm in sweep_trials(grids):
-        record = _record(result, arm)
+    trials = sweep_trials(grids)
+    stored = _stored_histories([result for result, _ in trials])
+    for result, arm in trials:
+        record = _record(result, arm, stored.get(result.path))
         key = f"{arm.config_id} {arm.key()}"
         if key not in records or records[key].status != keys.TERMINATED:
             records[key] = record
@@ -49,8 +52,8 @@ def sweep_trials(grids: Iterable[tune.ResultGrid]) -> list[tuple[tune.Result, Ar
     return found
 
 
-def _record(result: tune.Result, arm: Arm) -> TrialRecord:
-    history = trial_history(result)
+def _record(result: tune.Result, arm: Arm, stored_history: str | None = None) -> TrialRecord:
+    history = trial_history(result, stored_history)
     trial_id = (result.metrics or {}).get("trial_id") or os.path.basename(result.path)
     status = _status(result, history)
     error = _error_line(result.error) if result.error else None
@@ -66,15 +69,20 @@ def _record(result: tune.Result, arm: Arm) -> TrialRecord:
     )
 
 
-def trial_history(result: tune.Result) -> list[dict[str, Any]]:
+def trial_history(result: tune.Result, stored_history: str | None = None) -> list[dict[str, Any]]:
     """The trial's results in step order, each step once: Tune's, completed from the trial's own file.
 
     A driver killed outright loses the results it had not saved, and a trial resumed past them (from its
     newest checkpoint) does not report them again: the trial's own ``history.jsonl`` has them. A step
-    trained twice (after a resume from an older checkpoint) counts once, with its latest values.
+    trained twice (after a resume from an older checkpoint) counts once, with its latest values. In a bucket
+    Tune keeps no result files (``tuner.result_loggers``): the trial's own file is all there is, read from
+    ``stored_history`` when the caller fetched it already.
     """
     rows = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
-    own = _own_history(result, resumed=any(row.get(keys.RESUMED_FROM_STEP) for row in rows))
+    if stored_history is not None:
+        own = _rows(stored_history)
+    else:
+        own = _own_history(result, needed=not rows or any(row.get(keys.RESUMED_FROM_STEP) for row in rows))
     by_step: dict[Any, dict[str, Any]] = {}
     for index, row in enumerate([*rows, *own]):
         step = row.get(keys.STEP)
@@ -82,16 +90,30 @@ def trial_history(result: tune.Result) -> list[dict[str, Any]]:
     return sorted(by_step.values(), key=lambda row: row.get(keys.STEP, -1))
 
 
-def _own_history(result: tune.Result, resumed: bool) -> list[dict[str, Any]]:
-    """The rows of the trial's ``history.jsonl``; a line cut by a kill is skipped. In a bucket it is read only
-    for a trial that resumed (the one case where Tune's rows can miss some): one request, not one per trial."""
+def _own_history(result: tune.Result, needed: bool) -> list[dict[str, Any]]:
+    """The rows of the trial's ``history.jsonl``. In a bucket it is read only when ``needed``: Tune has no rows
+    of the trial, or the trial resumed (the one case where Tune's rows can miss some)."""
     if isinstance(result.filesystem, pyarrow.fs.LocalFileSystem):
         path = Path(result.path) / TRIAL_HISTORY
-        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-    elif resumed:
-        text = StoredFile(result.filesystem, f"{result.path}/{TRIAL_HISTORY}").read_text()
-    else:
-        return []
+        return _rows(path.read_text(encoding="utf-8", errors="replace") if path.is_file() else "")
+    return _rows(StoredFile(result.filesystem, f"{result.path}/{TRIAL_HISTORY}").read_text()) if needed else []
+
+
+def _stored_histories(results: list[tune.Result]) -> dict[str, str]:
+    """The ``history.jsonl`` of each trial in a bucket, by its path, fetched 16 at a time: a sweep's end reads
+    one per trial, and one after another they would take a request's latency each."""
+    stored = [result for result in results if not isinstance(result.filesystem, pyarrow.fs.LocalFileSystem)]
+    if not stored:
+        return {}
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        texts = pool.map(
+            lambda result: StoredFile(result.filesystem, f"{result.path}/{TRIAL_HISTORY}").read_text(), stored
+        )
+        return {result.path: text for result, text in zip(stored, texts, strict=True)}
+
+
+def _rows(text: str) -> list[dict[str, Any]]:
+    """A history file's results; a line cut by a kill is skipped."""
     rows = []
     for line in text.splitlines():
         try:

@@ -10,9 +10,11 @@ its final one; resuming from those, a trial that had finished trains no step aga
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow.fs
 from ray import tune
@@ -35,6 +37,17 @@ def stored_history() -> StoredFile | None:
     if isinstance(storage.storage_filesystem, pyarrow.fs.LocalFileSystem):
         return None
     return StoredFile(storage.storage_filesystem, f"{storage.trial_fs_path}/{TRIAL_HISTORY}")
+
+
+def store_params(param: dict[str, Any]) -> None:
+    """This trial's Tune config as ``params.json`` in its folder in the bucket, where Tune's own logger would
+    have put it (it is off there: ``tuner.result_loggers``); ``ledger.result_arm`` reads a trial's arm from it
+    when the trial failed before Tune kept its config. Nothing on local storage, where Tune's logger writes it."""
+    storage = tune.get_context().get_storage()
+    if not isinstance(storage.storage_filesystem, pyarrow.fs.LocalFileSystem):
+        StoredFile(storage.storage_filesystem, f"{storage.trial_fs_path}/params.json").write_text(
+            json.dumps(param, default=str)
+        )
 
 
 @contextlib.contextmanager

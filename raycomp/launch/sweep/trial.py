@@ -19,7 +19,7 @@ from raycomp.launch.cluster import torch_trainer
 from raycomp.launch.sinks import TuneSink
 from raycomp.launch.spec import TrialSpec
 from raycomp.launch.sweep.ledger import CONFIG_DIGEST, lost_trial_folder
-from raycomp.launch.sweep.remote_checkpoint import newest_stored_checkpoint, stored_history
+from raycomp.launch.sweep.remote_checkpoint import newest_stored_checkpoint, store_params, stored_history
 from raycomp.launch.worker import run_in_process
 from raycomp.loop.checkpoint import KeptCheckpoints
 from raycomp.tracking import trial_run
@@ -46,6 +46,7 @@ def run_trial(
         print(f"trial {tune.get_context().get_trial_id()} has no arm (Tune made it up): nothing to train", flush=True)
         return
     os.environ.update(credentials or {})
+    store_params(param)
     arm = Arm.from_tune(param["arm"])
     config = trial_config(sweep, arm)
     metric, mode = sweep.objective

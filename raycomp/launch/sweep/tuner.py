@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -14,6 +15,7 @@ from ray.tune.search import Searcher
 
 from raycomp.base import keys
 from raycomp.base.errors import NotFound, RunConflict, one_line
+from raycomp.base.layout import is_uri
 from raycomp.base.remedies import remedies
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.config.arm import Arm
@@ -177,11 +179,7 @@ def build_tuner(
             name=name,
             storage_path=storage_path,
             callbacks=[
-                # Tune's result.json and progress.csv, which results.json is built from; not its TensorBoard
-                # files (TUNE_DISABLE_AUTO_CALLBACK_LOGGERS in cluster.RAY_ENV): ~5 % of the driver's CPU at
-                # 300 two-step trials, and a file per trial to upload into a bucket.
-                CSVLoggerCallback(),
-                JsonLoggerCallback(),
+                *result_loggers(storage_path),
                 *(callbacks or []),
                 *([CloseOrphanedRuns(parent)] if parent is not None else []),
             ],
@@ -192,6 +190,25 @@ def build_tuner(
     )
     keep_saved_state_private(f"{storage_path.rstrip('/')}/{name}", parent)
     return tuner
+
+
+def result_loggers(storage_path: str) -> list[tune.Callback]:
+    """Tune's result.json and progress.csv for each trial, which results.json is built from, on local storage;
+    none on a bucket. Never Tune's TensorBoard files (TUNE_DISABLE_AUTO_CALLBACK_LOGGERS in cluster.RAY_ENV).
+
+    Tune's loggers write into the driver's staging folder, which Tune uploads *whole* to the bucket with its
+    experiment state every ~10 s: with four files a trial, at 1,000 two-step trials those uploads took about half
+    the driver's CPU (docs/benchmarks.md, "At scale"). In a bucket each trial writes its own ``history.jsonl``
+    (``StoredHistorySink``), which ``outcome.trial_history`` reads."""
+    if not is_uri(storage_path):
+        return [CSVLoggerCallback(), JsonLoggerCallback()]
+    logging.getLogger("ray.tune.analysis.experiment_analysis").addFilter(_no_result_files_warning)
+    return []
+
+
+def _no_result_files_warning(record: logging.LogRecord) -> bool:
+    """Drops Tune's warning that a trial in the bucket has no result.json or progress.csv (none has, there)."""
+    return not record.getMessage().startswith("Failed to fetch metrics for")
 
 
 def reuses_actors(config: ExperimentConfig) -> bool:
