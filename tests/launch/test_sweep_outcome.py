@@ -39,3 +39,17 @@ def test_a_retrained_step_counts_once_with_its_latest_values(tmp_path):
 def test_without_the_trials_file_tunes_rows_are_the_history(tmp_path):
     rows = [{"step": 4, "eval/accuracy": 0.25}, {"step": 8, "eval/accuracy": 0.5}]
     assert trial_history(result(tmp_path, rows)) == rows
+
+
+def test_tunes_warning_of_missing_result_files_is_dropped_and_its_other_warnings_kept(caplog):
+    """In a bucket Tune keeps no result files (tuner.result_loggers): its warning about them would name every trial."""
+    import logging
+
+    from raycomp.launch.sweep.outcome import quiet_missing_result_files
+
+    quiet_missing_result_files()
+    analysis = logging.getLogger("ray.tune.analysis.experiment_analysis")
+    with caplog.at_level(logging.WARNING, logger=analysis.name):
+        analysis.warning("Failed to fetch metrics for 2 trial(s):\n- a: FileNotFoundError()")
+        analysis.warning("something else")
+    assert [record.getMessage() for record in caplog.records] == ["something else"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -121,6 +122,16 @@ def _rows(text: str) -> list[dict[str, Any]]:
         except ValueError:
             continue
     return rows
+
+
+def quiet_missing_result_files() -> None:
+    """Drops Tune's warning, as it builds a ResultGrid, that a trial has no result.json or progress.csv: in a
+    bucket none has (``tuner.result_loggers``), and the trials' own histories are read instead."""
+    logging.getLogger("ray.tune.analysis.experiment_analysis").addFilter(_no_result_files_warning)
+
+
+def _no_result_files_warning(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("Failed to fetch metrics for")
 
 
 def unfinished(results: tune.ResultGrid) -> int:

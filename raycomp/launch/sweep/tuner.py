@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -26,6 +25,7 @@ from raycomp.launch.sweep.credentials import (
     ref_without_credentials,
     tracking_credentials,
 )
+from raycomp.launch.sweep.outcome import quiet_missing_result_files
 from raycomp.launch.sweep.space import search_space
 from raycomp.launch.sweep.trial import run_trial
 from raycomp.tracking.ref import RunRef
@@ -195,20 +195,14 @@ def build_tuner(
 def result_loggers(storage_path: str) -> list[tune.Callback]:
     """Tune's result.json and progress.csv for each trial, which results.json is built from, on local storage;
     none on a bucket. Never Tune's TensorBoard files (TUNE_DISABLE_AUTO_CALLBACK_LOGGERS in cluster.RAY_ENV).
-
     Tune's loggers write into the driver's staging folder, which Tune uploads *whole* to the bucket with its
-    experiment state every ~10 s: with four files a trial, at 1,000 two-step trials those uploads took about half
-    the driver's CPU (docs/benchmarks.md, "At scale"). In a bucket each trial writes its own ``history.jsonl``
-    (``StoredHistorySink``), which ``outcome.trial_history`` reads."""
+    experiment state every ~10 s: at 1,000 two-step trials those uploads took about half the driver's CPU
+    (docs/benchmarks.md, "At scale"). In a bucket each trial writes its own ``history.jsonl``, which
+    ``outcome.trial_history`` reads."""
     if not is_uri(storage_path):
         return [CSVLoggerCallback(), JsonLoggerCallback()]
-    logging.getLogger("ray.tune.analysis.experiment_analysis").addFilter(_no_result_files_warning)
+    quiet_missing_result_files()
     return []
-
-
-def _no_result_files_warning(record: logging.LogRecord) -> bool:
-    """Drops Tune's warning that a trial in the bucket has no result.json or progress.csv (none has, there)."""
-    return not record.getMessage().startswith("Failed to fetch metrics for")
 
 
 def reuses_actors(config: ExperimentConfig) -> bool:
@@ -245,5 +239,7 @@ def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None =
             f"the sweep's saved state in {folder} cannot be read ({one_line(error)}): "
             f"start the sweep again under another name ({remedies().rename})"
         ) from error
+    if is_uri(folder):  # a sweep saved with Tune's loggers keeps them; one saved without, without
+        quiet_missing_result_files()
     keep_saved_state_private(folder, parent)
     return tuner
