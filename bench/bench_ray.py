@@ -29,6 +29,7 @@ from typing import Any
 
 from ray import tune
 
+from raycomp.base.layout import TRIAL_HISTORY
 from raycomp.config import ExperimentConfig, load_experiment
 from raycomp.launch.cluster import init_ray, torch_trainer
 from raycomp.launch.spec import TrialSpec
@@ -114,9 +115,9 @@ def bench_efficiency(storage: str) -> dict[str, Any]:
 
 
 def _histories(folder: Path) -> list[list[dict[str, Any]]]:
-    """Every trial's reports, read from Tune's result.json files."""
+    """Every trial's reports, read from the trials' own history.jsonl files (Tune is sent only the keys it reads)."""
     histories = []
-    for result in sorted(folder.glob("*/result.json")):
+    for result in sorted(folder.glob(f"*/{TRIAL_HISTORY}")):
         lines = [json.loads(line) for line in result.read_text().splitlines() if line.strip()]
         if lines:
             histories.append(lines)

@@ -14,6 +14,7 @@ STEPS_CPU = "time/train_steps_cpu_s"  # this process's CPU seconds in those step
 TRAIN_LOSS = "train/loss"
 FINISHED = "finished"  # True on the trial's last report: it trained to max_duration
 STEP = "step"
+EPOCH = "epoch"
 MLFLOW_RUN_ID = "mlflow_run_id"  # with each report of a tracked trial: the driver finds its run without a search
 RESUMED_FROM_STEP = "resumed_from_step"  # with each report of an attempt that began from a checkpoint
 MACHINE = "machine"  # where the times were measured

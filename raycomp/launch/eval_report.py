@@ -120,7 +120,7 @@ class EvalReportCallback(Callback):
             keys.STEPS: self.step_clock.total_s,
             keys.STEPS_CPU: self.step_clock.cpu_s,
             "time/first_step_unix": self.first_step_unix,
-            "epoch": state.timestamp.epoch,
+            keys.EPOCH: state.timestamp.epoch,
             keys.STEP: state.timestamp.batch,
             "samples": state.timestamp.sample,
             "throughput/samples_per_s": samples / seconds if seconds else 0.0,

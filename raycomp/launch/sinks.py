@@ -36,15 +36,27 @@ class TrainSink:
         ray.train.report(metrics, checkpoint=checkpoint)
 
 
+# What Tune and the sweep's driver read of a local-mode trial's result: the sweep's metric (scheduler, searcher),
+# train loss, epoch and training time (the live table), the step, whether the trial finished and its MLflow run.
+# Tune keeps running statistics of every number it is sent (two deques each, ~1.6 kB a number a trial) and the
+# whole last result in its saved state, so the other keys stay in the trial's history.jsonl, which results.json
+# is built from (issue 33: the driver's memory per trial).
+TUNE_KEYS = frozenset({keys.FINISHED, keys.MLFLOW_RUN_ID, keys.STEP, keys.EPOCH, keys.TRAIN_LOSS, keys.WALL})
+
+
 class TuneSink:
-    """``tune.report`` inside a local-mode trial; Tune persists the checkpoint in the trial folder."""
+    """``tune.report`` of a local-mode trial's ``TUNE_KEYS`` and ``metric``; Tune persists the checkpoint in the
+    trial folder. The full result is the ``HistorySink``'s, which comes first."""
+
+    def __init__(self, metric: str):
+        self.kept = TUNE_KEYS | {metric}
 
     def report(self, metrics: dict[str, Any], checkpoint_dir: Path | None) -> None:
         from ray import tune
 
         checkpoint = tune.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
         try:
-            tune.report(metrics, checkpoint=checkpoint)
+            tune.report({key: value for key, value in metrics.items() if key in self.kept}, checkpoint=checkpoint)
         except SystemExit:  # how Tune stops a trial (ASHA); at the final result, training is done anyway
             if not metrics.get(keys.FINISHED):
                 raise

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from raycomp.base.layout import TRIAL_HISTORY
 from raycomp.config import ExperimentConfig, load_experiment
 from raycomp.config.arm import Arm
 
@@ -144,11 +145,16 @@ def test_sweep_reports_every_trial_against_the_baseline(tmp_path, local_ray, cap
     assert "speedup" in csv_header and f"{SB}.keep" in csv_header
     out = capsys.readouterr().out
     assert "baseline" in out and "best:" in out and "time_to_baseline_s" in out
-    # Tune's JSON and CSV results in each trial's folder (what results.json is built from), no TensorBoard file
+    # Tune's JSON and CSV results in each trial's folder, no TensorBoard file. Tune is sent only the keys it reads
+    # (sinks.TUNE_KEYS and the metric): each full result is in the trial's history.jsonl, what results.json is
+    # built from, so the machine and the steps' CPU time are there and not in Tune's copy.
     for trial in trials:
-        assert {"result.json", "progress.csv"} <= {
-            path.name for path in (tmp_path / "tiny" / trial["trial_id"]).iterdir()
-        }
+        folder = tmp_path / "tiny" / trial["trial_id"]
+        assert {"result.json", "progress.csv", TRIAL_HISTORY} <= {path.name for path in folder.iterdir()}
+        sent = json.loads((folder / "result.json").read_text().splitlines()[-1])
+        assert sent["finished"] and 0 <= sent["eval/accuracy"] <= 1 and "epoch" in sent and "train/loss" in sent
+        assert not {"machine", "traces", "time/train_steps_cpu_s", "eval/loss"} & sent.keys(), sorted(sent)
+        assert trial["machine"] and trial["steps_cpu_s"] > 0
     assert not list((tmp_path / "tiny").rglob("events.out.tfevents*"))
 
 

@@ -14,6 +14,7 @@ from mlflow import MlflowClient
 from reportkit import SB, method_card, section, trial_rows
 
 from raycomp.base.keys import WALL
+from raycomp.base.layout import TRIAL_HISTORY
 
 FIGURES = {"time_to_accuracy.png", "pareto.png", "traces.png"}
 
@@ -51,8 +52,8 @@ def sweep(tmp_path_factory, local_ray) -> Path:
 
 
 def raw_reports(folder: Path, trial_id: str) -> list[dict]:
-    """What the trial reported to Tune, as Tune wrote it in the trial's own folder."""
-    return [json.loads(line) for line in (folder / trial_id / "result.json").read_text().splitlines() if line.strip()]
+    """Every result the trial sent, as it wrote them in its own folder (Tune is sent only the keys it reads)."""
+    return [json.loads(line) for line in (folder / trial_id / TRIAL_HISTORY).read_text().splitlines() if line.strip()]
 
 
 def test_the_sweep_ends_with_its_report(sweep):
@@ -88,7 +89,7 @@ def test_the_sweep_ends_with_its_report(sweep):
 
 
 def test_the_reports_numbers_are_the_trials_raw_reports(sweep):
-    """Curves, times and speed-ups recomputed here from each trial's own result.json, not from results.json."""
+    """Curves, times and speed-ups recomputed here from each trial's own history.jsonl, not from results.json."""
     document = json.loads((sweep / "results.json").read_text())
     card = trial_rows((sweep / "report" / "report.html").read_text())
     raw = {t["trial_id"]: raw_reports(sweep, t["trial_id"]) for t in document["trials"]}

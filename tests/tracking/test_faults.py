@@ -19,6 +19,7 @@ from helpers import MlflowServer
 from mlflow import MlflowClient
 
 from raycomp.base.errors import ConfigError, TrackingUnavailable
+from raycomp.base.layout import TRIAL_HISTORY
 from raycomp.config import ExperimentConfig
 from raycomp.core import Callback, Logger, State
 from raycomp.launch.sinks import FolderSink
@@ -164,7 +165,7 @@ def test_h2_a_server_dying_mid_sweep_costs_no_trial_no_password_and_no_run_left_
     trials = json.loads((folder / "results.json").read_text())["trials"]
     assert code == 0 and [t["status"] for t in trials] == ["TERMINATED", "TERMINATED"], trials
     for trial in trials:  # each trained to its end and said its tracking failed
-        last = json.loads((folder / trial["trial_id"] / "result.json").read_text().splitlines()[-1])
+        last = json.loads((folder / trial["trial_id"] / TRIAL_HISTORY).read_text().splitlines()[-1])
         assert last["finished"] and last["tracking/failures"] >= 1, last
     left_open = [r.info.run_id for r in runs() if r.info.status == "RUNNING" and r.data.tags["raycomp.kind"] == "trial"]
     assert len(left_open) == 1, "the server did not die while the first trial trained: make the trials longer"

@@ -71,19 +71,17 @@ def _record(result: tune.Result, arm: Arm, stored_history: str | None = None) ->
 
 
 def trial_history(result: tune.Result, stored_history: str | None = None) -> list[dict[str, Any]]:
-    """The trial's results in step order, each step once: Tune's, completed from the trial's own file.
+    """The trial's results in step order, each step once: its own ``history.jsonl``, with Tune's rows for any
+    step the file lacks.
 
-    A driver killed outright loses the results it had not saved, and a trial resumed past them (from its
-    newest checkpoint) does not report them again: the trial's own ``history.jsonl`` has them. A step
-    trained twice (after a resume from an older checkpoint) counts once, with its latest values. In a bucket
-    Tune keeps no result files (``tuner.result_loggers``): the trial's own file is all there is, read from
-    ``stored_history`` when the caller fetched it already.
+    A local-mode trial writes each result to the file before it sends Tune the few keys Tune reads
+    (``sinks.TUNE_KEYS``), so the file is the whole record; it also has the results a driver killed outright
+    had not saved, which a trial resumed past them does not report again. A step trained twice (after a resume
+    from an older checkpoint) counts once, with its latest values. In a bucket Tune keeps no result files
+    (``tuner.result_loggers``) and the file is read from ``stored_history`` when the caller fetched it already.
     """
     rows = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
-    if stored_history is not None:
-        own = _rows(stored_history)
-    else:
-        own = _own_history(result, needed=not rows or any(row.get(keys.RESUMED_FROM_STEP) for row in rows))
+    own = _rows(stored_history) if stored_history is not None else _own_history(result)
     by_step: dict[Any, dict[str, Any]] = {}
     for index, row in enumerate([*rows, *own]):
         step = row.get(keys.STEP)
@@ -91,13 +89,12 @@ def trial_history(result: tune.Result, stored_history: str | None = None) -> lis
     return sorted(by_step.values(), key=lambda row: row.get(keys.STEP, -1))
 
 
-def _own_history(result: tune.Result, needed: bool) -> list[dict[str, Any]]:
-    """The rows of the trial's ``history.jsonl``. In a bucket it is read only when ``needed``: Tune has no rows
-    of the trial, or the trial resumed (the one case where Tune's rows can miss some)."""
+def _own_history(result: tune.Result) -> list[dict[str, Any]]:
+    """The rows of the trial's ``history.jsonl``, in its folder or in a bucket."""
     if isinstance(result.filesystem, pyarrow.fs.LocalFileSystem):
         path = Path(result.path) / TRIAL_HISTORY
         return _rows(path.read_text(encoding="utf-8", errors="replace") if path.is_file() else "")
-    return _rows(StoredFile(result.filesystem, f"{result.path}/{TRIAL_HISTORY}").read_text()) if needed else []
+    return _rows(StoredFile(result.filesystem, f"{result.path}/{TRIAL_HISTORY}").read_text())
 
 
 def _stored_histories(results: list[tune.Result]) -> dict[str, str]:

@@ -63,9 +63,9 @@ def run_trial(
             with newest_stored_checkpoint() as stored:  # remote storage's counterpart of newest_checkpoint
                 newest = newest_checkpoint(folder) or newest_checkpoint(lost) or stored
                 if newest is not None:
-                    run_in_process(spec, TuneSink(), load_path=newest)
+                    run_in_process(spec, TuneSink(metric), load_path=newest)
                 else:
-                    run_in_process(spec, TuneSink(), tune.get_checkpoint())
+                    run_in_process(spec, TuneSink(metric), tune.get_checkpoint())
             return
         from ray.tune.integration.ray_train import TuneReportCallback
 

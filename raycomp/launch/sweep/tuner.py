@@ -114,8 +114,8 @@ def progress_reporter(sweep: SweepConfig) -> tune.CLIReporter:
     return tune.CLIReporter(
         metric_columns={
             sweep.metric: sweep.metric.split("/")[-1],
-            "train/loss": "loss",
-            "epoch": "ep",
+            keys.TRAIN_LOSS: "loss",
+            keys.EPOCH: "ep",
             keys.WALL: "train s",
         },
         parameter_columns=parameters,
