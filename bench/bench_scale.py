@@ -8,7 +8,7 @@ tests/launch/test_multinode.py. Each sweep is sb.yaml shrunk to trials of 2 step
 cluster. Per sweep size it records:
 
 - the driver's CPU seconds and peak resident memory (its rusage: a joined driver starts no process of its own),
-  per trial;
+  per trial, and its peak while the trials run and after (/proc, twice a second);
 - the time to write results.json and the report (the driver's clock between its last trial and those lines);
 - MLflow requests per trial (the server's access log) and whether every trial's metrics reached the store;
 - the time from one trial's end to the next trial's first step in the slot it freed (``slot_gaps``: each trial's
@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -85,12 +86,14 @@ def one_sweep(
         process = subprocess.Popen(
             command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
+        memory = ResidentMemory(process.pid, seen)
         for line in process.stdout:
             output.write(line)
             for mark in MARKS:
                 if mark in line and mark not in seen:
                     seen[mark] = time.monotonic()
         code = process.wait()
+        memory.stop()
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     runs = mlflow.runs(name)
@@ -112,6 +115,8 @@ def one_sweep(
         "driver_cpu_s": round(cpu, 1),
         "driver_cpu_ms_per_trial": round(1000 * cpu / trials, 1),
         "driver_peak_mb": round(after.ru_maxrss / 1024),  # the largest child so far: run sizes in increasing order
+        # sampled: while the trials run (to Tune's last line), while results.json is written, then the report
+        "driver_peak_mb_phases": {phase: memory.peak_mb(phase) for phase in ("trials", "results", "report")},
         "results_s": _between(seen, "Total run time", "results: "),
         "report_s": _between(seen, "results: ", "report: "),
         "slot_gap_s": _quantiles(gaps),
@@ -125,6 +130,40 @@ def one_sweep(
         "report_rows_drawn": drawn,
         "statuses": sorted({trial["status"] for trial in results["trials"]}),
     }
+
+
+class ResidentMemory:
+    """The driver's resident memory, read from /proc twice a second, in three phases split at the driver's lines
+    (``MARKS``): the trials, results.json, the report. Where its peak is says what grows it."""
+
+    PHASES = ("trials", "results", "report")
+
+    def __init__(self, pid: int, seen: dict[str, float]):
+        self.pid, self.seen = pid, seen
+        self.samples: list[tuple[float, int]] = []  # (monotonic time, kB)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._done.wait(0.5):
+            try:
+                status = Path(f"/proc/{self.pid}/status").read_text()
+            except OSError:
+                return
+            kilobytes = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+            self.samples.append((time.monotonic(), kilobytes))
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def peak_mb(self, phase: str) -> int | None:
+        index = self.PHASES.index(phase)
+        start = self.seen.get(MARKS[index - 1], float("inf")) if index else float("-inf")
+        end = self.seen.get(MARKS[index], float("inf")) if index < len(MARKS) - 1 else float("inf")
+        values = [kb for at, kb in self.samples if start <= at < end]
+        return round(max(values) / 1024) if values else None
 
 
 def slot_gaps(ends: list[float], first_steps: list[float], slots: int) -> list[float]:

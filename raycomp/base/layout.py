@@ -72,9 +72,14 @@ class RunLayout:
         """The training-relevant config the run folder's checkpoints were trained with."""
         return self.local_dir / "training_config.json"
 
+    @property
+    def unsent_metrics_dir(self) -> Path:
+        """Where an MLflow outage's unsent metric points wait, a file per run (``unsent_metrics``)."""
+        return self.local_dir / "unsent_metrics"
+
     def unsent_metrics(self, run_id: str) -> Path:
         """Metric points an MLflow outage kept from run ``run_id``, sent when the run resumes."""
-        return self.local_dir / "unsent_metrics" / f"{run_id}.jsonl"
+        return self.unsent_metrics_dir / f"{run_id}.jsonl"
 
     def run_key(self, kind: str) -> str:
         """The MLflow tag value that finds this sweep's or run's MLflow run again."""

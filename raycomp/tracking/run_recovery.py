@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from mlflow import MlflowClient
+
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig
 from raycomp.tracking.client import BatchedClient
@@ -41,24 +43,43 @@ def finish_open_trial_runs(parent: RunRef, finished_trial_ids: Iterable[str], co
     """What an MLflow outage left undone, done once the store answers again (at a sweep's end, and on each
     ``--resume``): the metric points trials spilled to ``unsent_metrics/`` are sent to their runs, and the runs
     of trials that trained to their end but could not end their run are ended FINISHED. A run whose points
-    the store still refuses stays as it is for the next time. Never raises; returns how many runs it ended."""
+    the store still refuses stays as it is for the next time. Never raises; returns how many runs it ended.
+
+    Only those runs are read: the spilled files name theirs, and the store is asked for the children still
+    RUNNING, a page at a time. Reading every child (as before) held a sweep's whole store in the driver's
+    memory at its end, and stopped at 10,000 of them."""
+    folder = config.layout.unsent_metrics_dir
+    refused = set()
+    for spilled in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        sender = BatchedClient(RunRef(parent.tracking_uri, parent.experiment_id, spilled.stem))
+        sender.load_spilled(spilled)
+        if sender.flush():
+            spilled.unlink(missing_ok=True)
+        else:
+            refused.add(spilled.stem)
     try:
-        client = make_client(parent.tracking_uri)
-        runs = client.search_runs(
-            [parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}), max_results=10_000
-        )
+        running = _running_children(make_client(parent.tracking_uri), parent)
     except Exception:  # still down: the next --resume tries again
         return 0
-    finished, ended = set(finished_trial_ids), 0
-    for run in runs:
-        ref = RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id)
-        spilled = config.layout.unsent_metrics(run.info.run_id)
-        if spilled.is_file():
-            sender = BatchedClient(ref)
-            sender.load_spilled(spilled)
-            if not sender.flush():
-                continue
-            spilled.unlink(missing_ok=True)
-        if run.info.status == RUNNING and run.data.tags.get(keys.TRIAL_TAG) in finished:
-            ended += end_run(ref, FINISHED)
-    return ended
+    finished = set(finished_trial_ids)
+    return sum(
+        end_run(RunRef(parent.tracking_uri, parent.experiment_id, run_id), FINISHED)
+        for run_id, trial_id in running
+        if trial_id in finished and run_id not in refused
+    )
+
+
+SEARCH_PAGE = 1000  # runs a search request returns at most (MLflow's server takes up to 50,000)
+
+
+def _running_children(client: MlflowClient, parent: RunRef) -> list[tuple[str, str | None]]:
+    """The parent's children still RUNNING, as (run id, trial id): all pages read before any run is ended,
+    since ending one would move the later pages' offsets."""
+    query = f"{tag_filter({keys.PARENT_TAG: parent.run_id})} and attributes.status = '{RUNNING}'"
+    found, token = [], None
+    while True:
+        page = client.search_runs([parent.experiment_id], query, max_results=SEARCH_PAGE, page_token=token)
+        found += [(run.info.run_id, run.data.tags.get(keys.TRIAL_TAG)) for run in page]
+        token = page.token
+        if not token:
+            return found

@@ -201,6 +201,35 @@ def test_close_orphaned_run_ends_only_runs_still_running(tmp_path, monkeypatch):
         close_orphaned_run(RunRef(f"http://127.0.0.1:{free_port()}", "1", parent.run_id), "x", failed=True)
 
 
+def test_a_sweeps_end_sends_spilled_points_and_ends_the_finished_trials_runs_over_every_page(tmp_path, monkeypatch):
+    """finish_open_trial_runs reads only the children still RUNNING, a page at a time (two here): the finished
+    trials' runs end FINISHED on every page, an unfinished trial's run stays open, and a spilled file's points
+    reach their run before it ends."""
+    from raycomp.tracking import finish_open_trial_runs, run_recovery
+
+    monkeypatch.setattr(run_recovery, "SEARCH_PAGE", 2)
+    experiment = config(tmp_path)
+    with sweep_run(experiment, None, resume=False) as sweep:
+        parent, runs = sweep.ref, {}
+        for trial_id in ("ended", "open-1", "open-2", "open-3", "open-4", "unfinished"):
+            with trial_run(parent, trial_id, ARM, experiment) as child:
+                runs[trial_id] = child
+        client = MlflowClient(parent.tracking_uri)
+        for trial_id in runs.keys() - {"ended"}:  # their processes died in the block, or the store was down
+            client.update_run(runs[trial_id].run_id, status="RUNNING")
+        spilled = experiment.layout.unsent_metrics(runs["open-3"].run_id)
+        spilled.parent.mkdir(parents=True)
+        spilled.write_text('["eval/accuracy", 0.5, 1000, 7]\n')
+        finished = ["ended", "open-1", "open-2", "open-3", "open-4"]
+        assert finish_open_trial_runs(parent, finished, experiment) == 4
+        assert {trial_id: status(ref) for trial_id, ref in runs.items()} == {
+            **dict.fromkeys(finished, "FINISHED"),
+            "unfinished": "RUNNING",
+        }
+        points = client.get_metric_history(runs["open-3"].run_id, "eval/accuracy")
+        assert [(point.step, point.value) for point in points] == [(7, 0.5)] and not spilled.exists()
+
+
 def test_the_sweeps_callback_ends_a_trials_run_by_the_id_its_reports_carry(tmp_path):
     """Tune's callback at a trial's end: the run its last report named (no search of the store), else by tags."""
     from types import SimpleNamespace
