@@ -20,7 +20,7 @@ from raycomp.config import ExperimentConfig
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.runs import TrackedRun, _ended, _open_top_level
-from raycomp.tracking.search import tag_filter
+from raycomp.tracking.search import all_runs, tag_filter
 from raycomp.tracking.store import make_client
 
 FIND_KIND = "find"  # the parent run's raycomp.kind
@@ -53,16 +53,17 @@ def tag_stages(parent: RunRef, stages: Mapping[str, str]) -> bool:
     outage kept from the store are set once it answers."""
     try:
         client = make_client(parent.tracking_uri)
-        runs = client.search_runs(
-            [parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}), max_results=10_000
-        )
+        runs = [  # each run's two tags only; every page read before any tag is set
+            (run.info.run_id, run.data.tags.get(keys.TRIAL_TAG, ""), run.data.tags.get(STAGE_TAG))
+            for run in all_runs(client, [parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}))
+        ]
     except Exception as error:
         print(f"raycomp: could not find the trial runs of {parent.run_id}: {one_line(error)}", file=sys.stderr)
         return False
-    for run in runs:
-        stage = stages.get(run.data.tags.get(keys.TRIAL_TAG, ""))
-        if stage is not None and run.data.tags.get(STAGE_TAG) != stage:
-            child = RunRef(parent.tracking_uri, parent.experiment_id, run.info.run_id)
+    for run_id, trial_id, tagged in runs:
+        stage = stages.get(trial_id)
+        if stage is not None and tagged != stage:
+            child = RunRef(parent.tracking_uri, parent.experiment_id, run_id)
             if not BatchedClient(child).set_tags({STAGE_TAG: stage}):
                 return False
     return True

@@ -29,7 +29,7 @@ from raycomp.results.results_files import Results, parse_results
 from raycomp.results.summary import TraceRow, TrialRecord, summarize
 from raycomp.tracking.artifacts import RUN_ID
 from raycomp.tracking.ref import RunRef
-from raycomp.tracking.search import tag_filter
+from raycomp.tracking.search import all_runs, tag_filter
 
 _TRACE = re.compile(r"^trace/([^/]+)/([^/]+)/(total_s|count)$")
 _STATUS = {"FINISHED": keys.TERMINATED, "KILLED": keys.STOPPED, "FAILED": keys.ERROR, "RUNNING": keys.INTERRUPTED}
@@ -110,21 +110,11 @@ def traces_from_metrics(metrics: dict[str, float]) -> tuple[TraceRow, ...]:
 
 def _child_runs(client: Any, experiment_id: str, parent_id: str) -> dict[str, Any]:
     """The parent's trial runs by trial id."""
-    runs: dict[str, Any] = {}
-    token = None
-    while True:
-        page = client.search_runs(
-            [experiment_id],
-            tag_filter({keys.PARENT_TAG: parent_id}),
-            max_results=1000,
-            order_by=["attributes.start_time ASC"],
-            page_token=token,
-        )
-        for run in page:
-            runs[run.data.tags.get(keys.TRIAL_TAG, run.info.run_id)] = run
-        token = page.token
-        if not token:
-            return runs
+    query = tag_filter({keys.PARENT_TAG: parent_id})
+    return {
+        run.data.tags.get(keys.TRIAL_TAG, run.info.run_id): run
+        for run in all_runs(client, [experiment_id], query, order_by=["attributes.start_time ASC"])
+    }
 
 
 def _rebuild(client: Any, parent: Any) -> Results:

@@ -13,7 +13,7 @@ from raycomp.config import ExperimentConfig
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.runs import FAILED, FINISHED, KILLED, RUNNING, end_run, find_run
-from raycomp.tracking.search import tag_filter
+from raycomp.tracking.search import all_runs, tag_filter
 from raycomp.tracking.store import make_client
 
 
@@ -69,17 +69,8 @@ def finish_open_trial_runs(parent: RunRef, finished_trial_ids: Iterable[str], co
     )
 
 
-SEARCH_PAGE = 1000  # runs a search request returns at most (MLflow's server takes up to 50,000)
-
-
 def _running_children(client: MlflowClient, parent: RunRef) -> list[tuple[str, str | None]]:
-    """The parent's children still RUNNING, as (run id, trial id): all pages read before any run is ended,
-    since ending one would move the later pages' offsets."""
+    """The parent's children still RUNNING, as (run id, trial id), every page read before any run is ended."""
     query = f"{tag_filter({keys.PARENT_TAG: parent.run_id})} and attributes.status = '{RUNNING}'"
-    found, token = [], None
-    while True:
-        page = client.search_runs([parent.experiment_id], query, max_results=SEARCH_PAGE, page_token=token)
-        found += [(run.info.run_id, run.data.tags.get(keys.TRIAL_TAG)) for run in page]
-        token = page.token
-        if not token:
-            return found
+    runs = all_runs(client, [parent.experiment_id], query)
+    return [(run.info.run_id, run.data.tags.get(keys.TRIAL_TAG)) for run in runs]

@@ -8,9 +8,12 @@ MLflow's "Invalid clause(s) in filter string".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from raycomp.base.errors import ConfigError
+
+SEARCH_PAGE = 1000  # runs one search request returns (MLflow's server allows up to 50,000)
 
 
 def quoted(value: str) -> str:
@@ -25,3 +28,20 @@ def quoted(value: str) -> str:
 def tag_filter(tags: Mapping[str, str]) -> str:
     """Runs whose tags equal all of ``tags``: ``tags.`k` = 'v' and ...``."""
     return " and ".join(f"tags.`{key}` = {quoted(str(value))}" for key, value in tags.items())
+
+
+def all_runs(
+    client: Any, experiment_ids: Sequence[str], query: str, order_by: list[str] | None = None
+) -> Iterator[Any]:
+    """Every run ``query`` finds, a page of ``SEARCH_PAGE`` at a time: ``max_results`` alone stops at its number
+    (a sweep of 10,000 trials has more children), and one large page holds them all in memory at once. Pages
+    are offsets: a caller that changes which runs match (ends RUNNING ones) collects them all first."""
+    token = None
+    while True:
+        page = client.search_runs(
+            list(experiment_ids), query, max_results=SEARCH_PAGE, order_by=order_by, page_token=token
+        )
+        yield from page
+        token = page.token
+        if not token:
+            return

@@ -23,7 +23,7 @@ from raycomp.results.ranking import first_trials
 from raycomp.results.summary import TrialSummary
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.ref import RunRef
-from raycomp.tracking.search import tag_filter
+from raycomp.tracking.search import all_runs, tag_filter
 
 VERDICTS_TABLE = "configs.json"
 MAX_TAGGED_TRIALS = 1000  # ~17 s of a sweep's end on a local server (docs/benchmarks.md "At scale")
@@ -93,5 +93,5 @@ def _verdict_records(
 
 def _children(client: MlflowClient, parent: RunRef) -> dict[str, str]:
     """The parent's trial runs, trial id -> run id."""
-    runs = client.search_runs([parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}), max_results=10_000)
+    runs = all_runs(client, [parent.experiment_id], tag_filter({keys.PARENT_TAG: parent.run_id}))
     return {run.data.tags.get(keys.TRIAL_TAG, ""): run.info.run_id for run in runs}

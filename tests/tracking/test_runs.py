@@ -205,9 +205,9 @@ def test_a_sweeps_end_sends_spilled_points_and_ends_the_finished_trials_runs_ove
     """finish_open_trial_runs reads only the children still RUNNING, a page at a time (two here): the finished
     trials' runs end FINISHED on every page, an unfinished trial's run stays open, and a spilled file's points
     reach their run before it ends."""
-    from raycomp.tracking import finish_open_trial_runs, run_recovery
+    from raycomp.tracking import finish_open_trial_runs, search
 
-    monkeypatch.setattr(run_recovery, "SEARCH_PAGE", 2)
+    monkeypatch.setattr(search, "SEARCH_PAGE", 2)
     experiment = config(tmp_path)
     with sweep_run(experiment, None, resume=False) as sweep:
         parent, runs = sweep.ref, {}
