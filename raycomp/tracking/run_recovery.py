@@ -45,11 +45,14 @@ def finish_open_trial_runs(parent: RunRef, finished_trial_ids: Iterable[str], co
     of trials that trained to their end but could not end their run are ended FINISHED. A run whose points
     the store still refuses stays as it is for the next time. Never raises; returns how many runs it ended.
 
-    Only those runs are read: the spilled files name theirs, and the store is asked for the children still
-    RUNNING, a page at a time. Reading every child (as before) held a sweep's whole store in the driver's
-    memory at its end, and stopped at 10,000 of them."""
-    folder = config.layout.unsent_metrics_dir
-    refused = set()
+    Only those runs are read: the store is asked for the children still RUNNING, a page at a time, and the
+    spilled files name their own runs. Reading every child (as before) held the store's whole record of a sweep
+    in the driver's memory at its end, in one page of at most 10,000."""
+    try:
+        running = _running_children(make_client(parent.tracking_uri), parent)
+    except Exception:  # still down: the next --resume tries again (no spilled file waits out its timeouts)
+        return 0
+    folder, refused = config.layout.unsent_metrics_dir, set()
     for spilled in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
         sender = BatchedClient(RunRef(parent.tracking_uri, parent.experiment_id, spilled.stem))
         sender.load_spilled(spilled)
@@ -57,10 +60,6 @@ def finish_open_trial_runs(parent: RunRef, finished_trial_ids: Iterable[str], co
             spilled.unlink(missing_ok=True)
         else:
             refused.add(spilled.stem)
-    try:
-        running = _running_children(make_client(parent.tracking_uri), parent)
-    except Exception:  # still down: the next --resume tries again
-        return 0
     finished = set(finished_trial_ids)
     return sum(
         end_run(RunRef(parent.tracking_uri, parent.experiment_id, run_id), FINISHED)
