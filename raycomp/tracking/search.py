@@ -33,9 +33,9 @@ def tag_filter(tags: Mapping[str, str]) -> str:
 def all_runs(
     client: Any, experiment_ids: Sequence[str], query: str, order_by: list[str] | None = None
 ) -> Iterator[Any]:
-    """Every run ``query`` finds, a page of ``SEARCH_PAGE`` at a time: ``max_results`` alone stops at its number
-    (a sweep of 10,000 trials has more children), and one large page holds them all in memory at once. Pages
-    are offsets: a caller that changes which runs match (ends RUNNING ones) collects them all first."""
+    """Every run ``query`` finds, a page of ``SEARCH_PAGE`` at a time: ``max_results`` alone stops at its number,
+    and one large page holds all of a sweep's runs in memory at once. Pages are offsets: a caller that changes
+    which runs match (ends RUNNING ones) collects them all first."""
     token = None
     while True:
         page = client.search_runs(
