@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import statistics
@@ -39,11 +40,26 @@ import yaml
 from cluster_services import PostgresMlflow, S3Endpoint
 from ray_nodes import head_env, start_node
 
+from raycomp.config.sweep import MAX_SAMPLES
+
 # Tune's last line once the trials are done; the driver's lines once results.json, then the report, are written.
 MARKS = ("Total run time", "results: ", "report: ")
 
 
+def sweep_shape(trials: int) -> tuple[list[float], int]:
+    """The SB ``end`` values of a grid and the ``num_samples`` that make ``trials`` trials with the baseline, or as
+    near as a grid allows: a sweep samples at most ``MAX_SAMPLES`` configurations, so a larger one is a grid of
+    SB window ends (1.0, 0.99, ...) crossed with random ``keep``."""
+    grid = math.ceil((trials - 1) / MAX_SAMPLES)
+    samples = trials - 1 if grid == 1 else (trials - 2) // grid  # within MAX_TRIALS, which counts a control too
+    return [round(1.0 - index / 100, 2) for index in range(grid)], samples
+
+
 def experiment(folder: Path, name: str, trials: int, storage: str, tracking: str) -> Path:
+    ends, samples = sweep_shape(trials)
+    space = {"algorithms.selective_backprop.keep": {"uniform": [0.2, 0.9]}}
+    if len(ends) > 1:
+        space["algorithms.selective_backprop.end"] = {"grid": ends}
     config = {
         "name": name,
         "data": {"num_train": 256, "num_test": 128, "batch_size": 128},
@@ -54,8 +70,8 @@ def experiment(folder: Path, name: str, trials: int, storage: str, tracking: str
         "storage_path": storage,
         "tracking": {"tracking_uri": tracking},
         "sweep": {
-            "space": {"algorithms.selective_backprop.keep": {"uniform": [0.2, 0.9]}},
-            "num_samples": trials - 1,  # and the baseline
+            "space": space,
+            "num_samples": samples,  # and the baseline
             "repeats": 1,
             "control": False,
         },
@@ -90,7 +106,7 @@ def one_sweep(
         for line in process.stdout:
             output.write(line)
             for mark in MARKS:
-                if mark in line and mark not in seen:
+                if mark in line and (mark not in seen or mark == MARKS[0]):  # Tune's last: one per experiment
                     seen[mark] = time.monotonic()
         code = process.wait()
         memory.stop()
@@ -108,6 +124,7 @@ def one_sweep(
     card = html[html.find('<table id="method-card"') :]
     drawn = card[: card.find("</table>")].count("<tr") - 1  # its rows but the header
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    trials = len(results["trials"])  # sweep_arms lists once arms that differ only where an algorithm is left out
     return {
         "trials": trials,
         "exit": code,
@@ -205,7 +222,9 @@ def main() -> None:
     workers = [start_node(env, num_cpus=args.cpus, head=head) for _ in range(2)]
     rows = []
     try:
-        for trials in sorted(args.trials):
+        for asked in sorted(args.trials):
+            ends, samples = sweep_shape(asked)
+            trials = len(ends) * samples + 1
             row = one_sweep(trials, folder, s3, mlflow, {**env, "RAY_ADDRESS": f"127.0.0.1:{head.gcs}"}, 2 * args.cpus)
             rows.append(row)
             print(json.dumps(row), flush=True)

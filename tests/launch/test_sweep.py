@@ -79,6 +79,26 @@ def test_repeats_pair_every_configuration_by_seed_and_interleave_them(tmp_path):
     assert all(len({str(o) for o in overrides}) == 1 for overrides in by_config.values())  # same values per seed
 
 
+def test_past_trials_per_experiment_a_random_search_on_fifo_trains_in_consecutive_experiments(tmp_path, monkeypatch):
+    """Tune's driver keeps every trial of an experiment until it ends (issue 33: ~0.14 MB a trial, over 2 GB at
+    10,000), so a long random search trains in parts; a scheduler that compares trials (ASHA) or a searcher
+    (Optuna) keeps them in one experiment."""
+    from raycomp.launch.sweep import runner
+    from raycomp.launch.sweep.space import sweep_arms
+
+    monkeypatch.setattr(runner, "TRIALS_PER_EXPERIMENT", 2)
+    experiment = tiny_experiment(tmp_path)
+    experiment["sweep"] = {"space": {f"{SB}.keep": {"uniform": [0.2, 0.9]}}, "num_samples": 4}
+    config = ExperimentConfig.from_dict(experiment)
+    arms = sweep_arms(config)
+    assert runner.experiment_parts(config, None) == [arms[:2], arms[2:4], arms[4:]]
+    assert runner.experiment_parts(config, arms[1:3]) == [arms[1:3]]
+    experiment["sweep"]["scheduler"] = {"name": "asha", "grace_period": 1}
+    assert runner.experiment_parts(ExperimentConfig.from_dict(experiment), None) == [None]  # all, as before
+    experiment["sweep"] = {"space": experiment["sweep"]["space"], "num_samples": 4, "search_alg": "optuna"}
+    assert runner.experiment_parts(ExperimentConfig.from_dict(experiment), None) == [None]
+
+
 def test_no_baseline_when_switched_off(tmp_path):
     from raycomp.launch.sweep.space import sweep_arms
 
@@ -156,6 +176,35 @@ def test_sweep_reports_every_trial_against_the_baseline(tmp_path, local_ray, cap
         assert not {"machine", "traces", "time/train_steps_cpu_s", "eval/loss"} & sent.keys(), sorted(sent)
         assert trial["machine"] and trial["steps_cpu_s"] > 0
     assert not list((tmp_path / "tiny").rglob("events.out.tfevents*"))
+
+
+def test_a_sweep_in_parts_is_one_sweep_to_its_results_and_resume(tmp_path, local_ray, monkeypatch, capsys):
+    """Three arms two to an experiment: the first part in the sweep's folder, the second in ``more-1`` (ledger.py),
+    each trial once in results.json; ``--resume`` restores both and trains nothing again."""
+    from raycomp.launch.sweep import runner
+    from raycomp.tune import main
+
+    monkeypatch.setattr(runner, "TRIALS_PER_EXPERIMENT", 2)
+    experiment = tiny_experiment(tmp_path, name="parts", max_duration="1ep")
+    experiment["sweep"]["max_concurrent_trials"] = 1
+    path = write(tmp_path / "parts.yaml", experiment)
+    run_dir = tmp_path / "parts"
+
+    def trial_folders(folder: Path) -> int:
+        return sum(1 for child in folder.iterdir() if (child / "params.json").exists())
+
+    def trials() -> list[tuple[str, str]]:
+        document = json.loads((run_dir / "results.json").read_text())
+        return sorted((trial["config_id"], trial["status"]) for trial in document["trials"])
+
+    assert main([str(path), "--no-report"]) == 0
+    done = [("baseline", "TERMINATED"), ("method-1", "TERMINATED"), ("method-2", "TERMINATED")]
+    assert trials() == done
+    assert (trial_folders(run_dir), trial_folders(run_dir / "more-1")) == (2, 1)
+    capsys.readouterr()
+    assert main([str(path), "--no-report", "--resume"]) == 0
+    assert "has no trial of yet" not in capsys.readouterr().out
+    assert trials() == done and not (run_dir / "more-2").exists()
 
 
 def test_multi_worker_trials_launch_a_torch_trainer(tmp_path, local_ray):

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-
-from ray import tune
+from typing import TYPE_CHECKING
 
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig
@@ -24,10 +23,13 @@ from raycomp.launch.sweep.ledger import next_folder, relabeled, result_arm
 from raycomp.results.configs import SweepVerdicts
 from raycomp.results.verdicts import RESOLVED
 
-Fit = Callable[[list[Arm], tuple[str, str]], tuple[tune.ResultGrid, bool]]  # grid, interrupted
+if TYPE_CHECKING:
+    from raycomp.launch.sweep.outcome import ExperimentResults
+
+Fit = Callable[[list[Arm], tuple[str, str]], "tuple[ExperimentResults, bool]"]  # results, interrupted
 
 
-def judge(config: ExperimentConfig, grids: list[tune.ResultGrid]) -> SweepVerdicts:
+def judge(config: ExperimentConfig, grids: list[ExperimentResults]) -> SweepVerdicts:
     """The sweep's verdicts so far, judged as its end will judge them."""
     from raycomp.launch.sweep.outcome import trial_records
     from raycomp.results.configs import judge_sweep
@@ -72,8 +74,8 @@ def next_arms(config: ExperimentConfig, wanted: dict[str, int], trained: list[Ar
 
 
 def adapt(
-    config: ExperimentConfig, grids: list[tune.ResultGrid], fit: Fit, *, started: float
-) -> tune.ResultGrid | None:
+    config: ExperimentConfig, grids: list[ExperimentResults], fit: Fit, *, started: float
+) -> ExperimentResults | None:
     """Adds rounds of seeds to ``grids`` (in place) until nothing is open; returns the last round's grid when
     an interrupt (Ctrl-C, SIGTERM) stopped it, else None."""
     sweep = config.sweep_or_default

@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ray import tune
-
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig
-from raycomp.launch.sweep.outcome import sweep_trials, trial_records
+from raycomp.launch.sweep.outcome import ExperimentResults, sweep_trials, trial_records
 from raycomp.results.configs import SweepVerdicts, judge_sweep
 from raycomp.results.results_files import write_results
 from raycomp.results.summary import TrialSummary, summarize
@@ -36,7 +34,7 @@ class SweepResults:
         return self.errored > 0 or any(summary.status == keys.ERROR for summary in self.summaries)
 
 
-def write_sweep_results(config: ExperimentConfig, grids: list[tune.ResultGrid]) -> SweepResults:
+def write_sweep_results(config: ExperimentConfig, grids: list[ExperimentResults]) -> SweepResults:
     """Summarises and judges every trial of the sweep's Tune experiments and writes the results files on the
     driver (they stay local when the storage is a URI)."""
     metric, mode = config.objective

@@ -21,8 +21,11 @@ from raycomp.launch.sinks import StoredFile
 from raycomp.launch.sweep.ledger import result_arm
 from raycomp.results.summary import TrialRecord
 
+# One Tune experiment's results, without the ResultGrid that holds every trial's whole Tune state (runner._fit).
+ExperimentResults = list[tune.Result]
 
-def trial_records(grids: tune.ResultGrid | Iterable[tune.ResultGrid]) -> list[TrialRecord]:
+
+def trial_records(grids: tune.ResultGrid | Iterable[Iterable[tune.Result]]) -> list[TrialRecord]:
     """Every trial's arm, status and full report history over the sweep's Tune experiments, baseline first.
 
     An arm trained twice (only if a lost state made a continued sweep train it again) counts once: its
@@ -41,7 +44,7 @@ def trial_records(grids: tune.ResultGrid | Iterable[tune.ResultGrid]) -> list[Tr
     return sorted(records.values(), key=lambda record: record.arm.variant != keys.BASELINE)
 
 
-def sweep_trials(grids: Iterable[tune.ResultGrid]) -> list[tuple[tune.Result, Arm]]:
+def sweep_trials(grids: Iterable[Iterable[tune.Result]]) -> list[tuple[tune.Result, Arm]]:
     """Each Tune result of the sweep's arms, with its arm. A trial with none is not one of them: Tune made it up
     from a saved state it could not read (``run_trial`` ended it at once), and it is left out of every count."""
     found = []
@@ -131,7 +134,7 @@ def _no_result_files_warning(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("Failed to fetch metrics for")
 
 
-def unfinished(results: tune.ResultGrid) -> int:
+def unfinished(results: Iterable[tune.Result]) -> int:
     """Trials neither finished, stopped by the scheduler, nor failed: what an interrupted sweep left for
     ``--resume`` (Tune marks the last result of a trial that ended, or that its scheduler stopped, done)."""
     return sum(

@@ -1,9 +1,10 @@
 """Running a sweep: a new one, or the continuation of one (``--resume``, ``--extend``) after any stop.
 
-A new sweep is one Tune experiment over all its arms. A continued one first restores each of its Tune
-experiments (ledger.py), whose unfinished trials resume from their newest checkpoint and whose finished
-ones stay; then, with random search, the arms no trial holds (new repeats or grid values of
-``--extend``, or arms a driver killed outright generated but never saved) train in a new experiment.
+A new sweep is one Tune experiment over its arms, or, past ``TRIALS_PER_EXPERIMENT`` arms of a random search
+on FIFO, consecutive experiments of that many. A continued one first restores each of its Tune experiments
+(ledger.py), whose unfinished trials resume from their newest checkpoint and whose finished ones stay; then,
+with random search, the arms no trial holds (new repeats or grid values of ``--extend``, arms of experiments
+not started yet, or arms a driver killed outright generated but never saved) train in new experiments.
 Results are read from all of them, so the tables and the report cover every trial of the sweep.
 """
 
@@ -28,27 +29,69 @@ from raycomp.launch.sweep.ledger import (
     result_arm,
     set_aside_damaged_state,
 )
-from raycomp.launch.sweep.outcome import unfinished
+from raycomp.launch.sweep.outcome import ExperimentResults, unfinished
 from raycomp.launch.sweep.space import sweep_arms
 from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
 from raycomp.tracking.ref import RunRef
 
+# Tune's driver keeps every trial of an experiment, with its running statistics and cached state, until the
+# experiment ends (~0.14 MB a trial), and writes (on a bucket, uploads) that state whole at each experiment
+# checkpoint: one experiment of 10,000 trials would take the driver past 2 GB (docs/benchmarks.md "At scale").
+# Arms of a random search on FIFO are independent, so past this many they train as consecutive experiments,
+# each freed when it ends; an ASHA scheduler or Optuna compares trials within one experiment, so those stay one.
+TRIALS_PER_EXPERIMENT = 1_000
+
 
 @dataclasses.dataclass
 class SweepOutcome:
-    """The sweep's Tune results, one grid per experiment, whether a Ctrl-C (or SIGTERM) stopped it, and how
+    """The sweep's Tune results, one list per experiment, whether a Ctrl-C (or SIGTERM) stopped it, and how
     many of its trials were left unfinished then."""
 
-    grids: list[tune.ResultGrid]
+    grids: list[ExperimentResults]
     interrupted: bool = False
     unfinished: int = 0
 
 
-def _fit(tuner: tune.Tuner) -> tuple[tune.ResultGrid, bool]:
-    """Runs the Tune experiment; whether an interrupt stopped it (``signals.tune_interrupts``)."""
+def _fit(tuner: tune.Tuner) -> tuple[ExperimentResults, bool]:
+    """Runs the Tune experiment; its results and whether an interrupt stopped it (``signals.tune_interrupts``).
+    Only the results are kept: Tune's ``ResultGrid`` holds every trial's whole state."""
     with tune_interrupts() as interrupted:
         grid = tuner.fit()
-    return grid, bool(interrupted)
+    return list(grid), bool(interrupted)
+
+
+def experiment_parts(config: ExperimentConfig, arms: list[Arm] | None) -> list[list[Arm] | None]:
+    """``arms`` (None: the sweep's own) in the Tune experiments they train in, one after another: runs of
+    ``TRIALS_PER_EXPERIMENT`` for a random search on FIFO, else all in one (None stays None: Tune's searcher)."""
+    sweep = config.sweep_or_default
+    if sweep.search_alg == "optuna" or (sweep.scheduler is not None and sweep.scheduler.name != "fifo"):
+        return [arms]
+    arms = sweep_arms(config) if arms is None else arms
+    if len(arms) <= TRIALS_PER_EXPERIMENT:
+        return [arms]
+    return [arms[start : start + TRIALS_PER_EXPERIMENT] for start in range(0, len(arms), TRIALS_PER_EXPERIMENT)]
+
+
+def _train(
+    config: ExperimentConfig,
+    parent: RunRef | None,
+    arms: list[Arm] | None,
+    folder: tuple[str, str] | None,
+    earlier: list[ExperimentResults],
+) -> SweepOutcome:
+    """Trains ``arms`` (None: the sweep's own) after the experiments ``earlier`` restored, the first part in
+    ``folder`` (None: the sweep's own), each later one in the sweep's next folder; stops at an interrupt, the
+    arms of the parts not started counted unfinished (``--resume`` trains them)."""
+    parts = experiment_parts(config, arms)
+    grids = list(earlier)
+    for index, part in enumerate(parts):
+        where = folder if index == 0 else next_folder(config.layout.run_dir)
+        grid, interrupted = _fit(build_tuner(config, parent, arms=part, folder=where))
+        grids.append(grid)
+        if interrupted:
+            waiting = sum(len(later or []) for later in parts[index + 1 :])
+            return SweepOutcome(grids, True, unfinished(grid) + waiting)
+    return SweepOutcome(grids)
 
 
 def run_sweep(
@@ -66,7 +109,7 @@ def run_sweep(
     if outcome.interrupted or not sweep.adaptive or sweep.search_alg == "optuna":
         return outcome
 
-    def fit(arms: list[Arm], folder: tuple[str, str]) -> tuple[tune.ResultGrid, bool]:
+    def fit(arms: list[Arm], folder: tuple[str, str]) -> tuple[ExperimentResults, bool]:
         return _fit(build_tuner(config, parent, arms=arms, folder=folder))
 
     grid = adapt(config, outcome.grids, fit, started=started)
@@ -88,9 +131,8 @@ def _run_arms(
     if extend and not random_search:
         raise ConfigError("--extend needs sweep.search_alg: random (a searcher samples each trial anew)")
     if not (resume or extend):
-        grid, interrupted = _fit(build_tuner(config, parent))
-        return SweepOutcome([grid], interrupted, unfinished(grid))
-    grids: list[tune.ResultGrid] = []
+        return _train(config, parent, None, None, [])
+    grids: list[ExperimentResults] = []
     run_dir = config.layout.run_dir
     for folder in experiment_folders(run_dir):
         set_aside_damaged_state(folder)
@@ -107,5 +149,4 @@ def _run_arms(
         return SweepOutcome(grids)
     if arms is not None and grids:
         print(f"training {len(arms)} arm(s) the sweep has no trial of yet", flush=True)
-    grid, interrupted = _fit(build_tuner(config, parent, arms=arms, folder=next_folder(run_dir)))
-    return SweepOutcome([*grids, grid], interrupted, unfinished(grid))
+    return _train(config, parent, arms, next_folder(run_dir), grids)

@@ -123,6 +123,11 @@ def progress_reporter(sweep: SweepConfig) -> tune.CLIReporter:
     )
 
 
+def trial_folder(trial: Any) -> str:
+    """A trial's folder: its id. Not a lambda, which Tune's saved state pickles whole into every trial."""
+    return trial.trial_id
+
+
 def make_trainable(config: ExperimentConfig, parent: RunRef | None) -> Any:
     """``run_trial`` with the sweep's config and parent run, neither holding the tracking URI's credentials
     (``credentials`` carries them apart, for a trial whose Ray did not inherit this process's environment)."""
@@ -173,7 +178,7 @@ def build_tuner(
             num_samples=num_samples,
             max_concurrent_trials=None if limited_by_searcher else max_concurrent,
             reuse_actors=reuses_actors(config),
-            trial_dirname_creator=lambda trial: trial.trial_id,
+            trial_dirname_creator=trial_folder,
         ),
         run_config=tune.RunConfig(
             name=name,
