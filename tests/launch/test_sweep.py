@@ -198,10 +198,11 @@ def test_a_sweep_in_parts_is_one_sweep_to_its_results_and_resume(tmp_path, local
         return sorted((trial["config_id"], trial["status"]) for trial in document["trials"])
 
     assert main([str(path), "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "sweep part 1 of 2: 2 trial(s)" in out and "sweep part 2 of 2: 1 trial(s)" in out
     done = [("baseline", "TERMINATED"), ("method-1", "TERMINATED"), ("method-2", "TERMINATED")]
     assert trials() == done
     assert (trial_folders(run_dir), trial_folders(run_dir / "more-1")) == (2, 1)
-    capsys.readouterr()
     assert main([str(path), "--no-report", "--resume"]) == 0
     assert "has no trial of yet" not in capsys.readouterr().out
     assert trials() == done and not (run_dir / "more-2").exists()

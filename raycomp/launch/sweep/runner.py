@@ -86,6 +86,8 @@ def _train(
     grids = list(earlier)
     for index, part in enumerate(parts):
         where = folder if index == 0 else next_folder(config.layout.run_dir)
+        if len(parts) > 1:  # Tune's table counts the trials of one experiment
+            print(f"sweep part {index + 1} of {len(parts)}: {len(part or [])} trial(s)", flush=True)
         grid, interrupted = _fit(build_tuner(config, parent, arms=part, folder=where))
         grids.append(grid)
         if interrupted:
