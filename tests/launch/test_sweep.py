@@ -179,12 +179,15 @@ def test_sweep_reports_every_trial_against_the_baseline(tmp_path, local_ray, cap
 
 
 def test_a_sweep_in_parts_is_one_sweep_to_its_results_and_resume(tmp_path, local_ray, monkeypatch, capsys):
-    """Three arms two to an experiment: the first part in the sweep's folder, the second in ``more-1`` (ledger.py),
-    each trial once in results.json; ``--resume`` restores both and trains nothing again."""
+    """Three arms two to an experiment, interrupted after the first part (as a Ctrl-C that Tune returns from):
+    the arm of the part not started counts unfinished, ``--resume`` trains it in ``more-1`` (ledger.py), each trial
+    is once in results.json, and a second ``--resume`` restores both parts and trains nothing."""
     from raycomp.launch.sweep import runner
     from raycomp.tune import main
 
     monkeypatch.setattr(runner, "TRIALS_PER_EXPERIMENT", 2)
+    fit = runner._fit
+    monkeypatch.setattr(runner, "_fit", lambda tuner: (fit(tuner)[0], True))  # the first part ends interrupted
     experiment = tiny_experiment(tmp_path, name="parts", max_duration="1ep")
     experiment["sweep"]["max_concurrent_trials"] = 1
     path = write(tmp_path / "parts.yaml", experiment)
@@ -197,9 +200,13 @@ def test_a_sweep_in_parts_is_one_sweep_to_its_results_and_resume(tmp_path, local
         document = json.loads((run_dir / "results.json").read_text())
         return sorted((trial["config_id"], trial["status"]) for trial in document["trials"])
 
-    assert main([str(path), "--no-report"]) == 0
+    assert main([str(path), "--no-report"]) == 130
     out = capsys.readouterr().out
-    assert "sweep part 1 of 2: 2 trial(s)" in out and "sweep part 2 of 2: 1 trial(s)" in out
+    assert "sweep part 1 of 2: 2 trial(s)" in out and "sweep part 2 of 2" not in out
+    assert "sweep interrupted with 1 trials unfinished" in out
+    monkeypatch.setattr(runner, "_fit", fit)
+    assert main([str(path), "--no-report", "--resume"]) == 0
+    assert "training 1 arm(s) the sweep has no trial of yet" in capsys.readouterr().out
     done = [("baseline", "TERMINATED"), ("method-1", "TERMINATED"), ("method-2", "TERMINATED")]
     assert trials() == done
     assert (trial_folders(run_dir), trial_folders(run_dir / "more-1")) == (2, 1)
