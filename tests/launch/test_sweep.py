@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -179,15 +180,24 @@ def test_sweep_reports_every_trial_against_the_baseline(tmp_path, local_ray, cap
 
 
 def test_a_sweep_in_parts_is_one_sweep_to_its_results_and_resume(tmp_path, local_ray, monkeypatch, capsys):
-    """Three arms two to an experiment, interrupted after the first part (as a Ctrl-C that Tune returns from):
-    the arm of the part not started counts unfinished, ``--resume`` trains it in ``more-1`` (ledger.py), each trial
-    is once in results.json, and a second ``--resume`` restores both parts and trains nothing."""
+    """Three arms two to an experiment, a Ctrl-C between the two parts (while the second one's Tuner is built,
+    outside Tune's handler): the sweep stops as at a Ctrl-C inside Tune, the arm of the part not started counts
+    unfinished, ``--resume`` trains it in a ``more-<k>`` (ledger.py), each trial is once in results.json, and a
+    second ``--resume`` restores both parts and trains nothing."""
     from raycomp.launch.sweep import runner
     from raycomp.tune import main
 
     monkeypatch.setattr(runner, "TRIALS_PER_EXPERIMENT", 2)
-    fit = runner._fit
-    monkeypatch.setattr(runner, "_fit", lambda tuner: (fit(tuner)[0], True))  # the first part ends interrupted
+    build = runner.build_tuner
+    built = []
+
+    def build_then_interrupt(*args, **kwargs):
+        built.append(build(*args, **kwargs))
+        if len(built) == 2:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C as the second part is about to start
+        return built[-1]
+
+    monkeypatch.setattr(runner, "build_tuner", build_then_interrupt)
     experiment = tiny_experiment(tmp_path, name="parts", max_duration="1ep")
     experiment["sweep"]["max_concurrent_trials"] = 1
     path = write(tmp_path / "parts.yaml", experiment)
@@ -204,15 +214,16 @@ def test_a_sweep_in_parts_is_one_sweep_to_its_results_and_resume(tmp_path, local
     out = capsys.readouterr().out
     assert "sweep part 1 of 2: 2 trial(s)" in out and "sweep part 2 of 2" not in out
     assert "sweep interrupted with 1 trials unfinished" in out
-    monkeypatch.setattr(runner, "_fit", fit)
+    monkeypatch.setattr(runner, "build_tuner", build)
     assert main([str(path), "--no-report", "--resume"]) == 0
     assert "training 1 arm(s) the sweep has no trial of yet" in capsys.readouterr().out
     done = [("baseline", "TERMINATED"), ("method-1", "TERMINATED"), ("method-2", "TERMINATED")]
     assert trials() == done
-    assert (trial_folders(run_dir), trial_folders(run_dir / "more-1")) == (2, 1)
+    # more-1 is the experiment the Ctrl-C stopped before it started (Tune's tuner.pkl, no state, no trial)
+    assert [trial_folders(folder) for folder in (run_dir, run_dir / "more-1", run_dir / "more-2")] == [2, 0, 1]
     assert main([str(path), "--no-report", "--resume"]) == 0
     assert "has no trial of yet" not in capsys.readouterr().out
-    assert trials() == done and not (run_dir / "more-2").exists()
+    assert trials() == done and not (run_dir / "more-3").exists()
 
 
 def test_multi_worker_trials_launch_a_torch_trainer(tmp_path, local_ray):

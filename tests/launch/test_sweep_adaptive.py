@@ -91,3 +91,40 @@ def test_a_resumed_adaptive_sweep_retrains_none_of_its_extra_seeds(tmp_path):
     trained = sweep_arms(experiment)
     trained += next_arms(experiment, {"method-2": 2}, trained)
     assert missing_arms(relabeled(sweep_arms(experiment), trained), trained) == []
+
+
+def test_a_round_past_trials_per_experiment_trains_in_parts(tmp_path, monkeypatch, capsys):
+    """A round of seeds is trained as the sweep's own arms are: past ``runner.TRIALS_PER_EXPERIMENT`` arms, in
+    consecutive Tune experiments (issue 33: one experiment of thousands of trials takes Tune's driver past 2 GB).
+    Tune stands aside here: each experiment's results are made up from its arms, and the verdicts are set."""
+    from ray import tune
+
+    from raycomp.launch.sweep import adaptive, runner
+
+    path = tmp_path / "adaptive.yaml"
+    path.write_text(EXPERIMENT)
+    experiment = load_experiment(str(path), [f"storage_path={tmp_path}"])
+    monkeypatch.setattr(runner, "TRIALS_PER_EXPERIMENT", 2)
+    experiments: list[list[str]] = []
+
+    def fit(arms):  # what Tune would return: one finished result per arm
+        experiments.append([f"{arm.config_id}@{arm.repeat}" for arm in arms])
+        return [
+            tune.Result({"config": {"arm": arm.as_tune()}, "done": True}, None, None, str(tmp_path)) for arm in arms
+        ]
+
+    monkeypatch.setattr(runner, "build_tuner", lambda config, parent, arms, folder: arms)
+    monkeypatch.setattr(runner, "_fit", lambda arms: (fit(arms), False))
+    rounds = iter([{"method-2": 2}, {}])  # one configuration open after the first seeds, then none
+    monkeypatch.setattr(adaptive, "open_configs", lambda verdicts, max_repeats: next(rounds))
+    monkeypatch.setattr(adaptive, "judge", lambda config, grids: None)
+
+    outcome = runner.run_sweep(experiment, None)
+    own = len(sweep_arms(experiment))
+    assert [len(arms) for arms in experiments[: (own + 1) // 2]] == [2] * (own // 2) + [1] * (own % 2)
+    round_arms = [arm for arms in experiments[(own + 1) // 2 :] for arm in arms]
+    assert sorted(round_arms) == ["baseline@2", "control@2", "frontier-0.5@2", "frontier-1.5@2", "method-2@2"]
+    assert [len(arms) for arms in experiments[(own + 1) // 2 :]] == [2, 2, 1]  # five arms, two to an experiment
+    assert len(outcome.grids) == len(experiments) and not outcome.interrupted
+    out = capsys.readouterr().out
+    assert "adaptive repeats: one more seed for method-2 (seed 2)\nsweep part 1 of 3: 2 trial(s)" in out

@@ -7,7 +7,8 @@ each configuration still ``no evidence``, with the baseline, its frontier budget
 seed. It repeats until every configuration is resolved (``faster``, ``slower``, ``equivalent``,
 ``trade-off`` or ``less accurate``: clearly worse ones stop too), reaches ``max_repeats``, or the sweep has
 run ``max_sweep_s``. Each round is one more Tune experiment in the sweep's folder (``ledger.py``'s
-``more-<k>``, as ``--extend`` adds), so ``--resume`` restores it like any other and then goes on looking.
+``more-<k>``, as ``--extend`` adds; several past ``runner.TRIALS_PER_EXPERIMENT`` arms), so ``--resume``
+restores it like any other and then goes on looking.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from raycomp.results.configs import SweepVerdicts
 from raycomp.results.verdicts import RESOLVED
 
 if TYPE_CHECKING:
-    from raycomp.launch.sweep.outcome import ExperimentResults
+    from raycomp.launch.sweep.outcome import ExperimentResults, SweepOutcome
 
-Fit = Callable[[list[Arm], tuple[str, str]], "tuple[ExperimentResults, bool]"]  # results, interrupted
+TrainRound = Callable[[list[Arm], tuple[str, str]], "SweepOutcome"]  # a round's arms, its first folder
 
 
 def judge(config: ExperimentConfig, grids: list[ExperimentResults]) -> SweepVerdicts:
@@ -74,10 +75,11 @@ def next_arms(config: ExperimentConfig, wanted: dict[str, int], trained: list[Ar
 
 
 def adapt(
-    config: ExperimentConfig, grids: list[ExperimentResults], fit: Fit, *, started: float
-) -> ExperimentResults | None:
-    """Adds rounds of seeds to ``grids`` (in place) until nothing is open; returns the last round's grid when
-    an interrupt (Ctrl-C, SIGTERM) stopped it, else None."""
+    config: ExperimentConfig, grids: list[ExperimentResults], train_round: TrainRound, *, started: float
+) -> SweepOutcome | None:
+    """Adds rounds of seeds to ``grids`` (in place) until nothing is open; returns the last round's outcome when
+    an interrupt (Ctrl-C, SIGTERM) stopped it, else None. A round past ``runner.TRIALS_PER_EXPERIMENT`` arms
+    trains in parts, as the sweep's own arms do."""
     sweep = config.sweep_or_default
     max_repeats = sweep.max_repeats or sweep.repeats
     while True:
@@ -95,7 +97,7 @@ def adapt(
             return None
         listed = ", ".join(f"{config_id} (seed {seed})" for config_id, seed in wanted.items())
         print(f"adaptive repeats: one more seed for {listed}", flush=True)
-        grid, interrupted = fit(arms, next_folder(config.layout.run_dir))
-        grids.append(grid)
-        if interrupted:
-            return grid
+        done = train_round(arms, next_folder(config.layout.run_dir))
+        grids.extend(done.grids)
+        if done.interrupted:
+            return done

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -23,6 +24,16 @@ from raycomp.results.summary import TrialRecord
 
 # One Tune experiment's results, without the ResultGrid that holds every trial's whole Tune state (runner._fit).
 ExperimentResults = list[tune.Result]
+
+
+@dataclasses.dataclass
+class SweepOutcome:
+    """The sweep's Tune results, one list per experiment, whether a Ctrl-C (or SIGTERM) stopped it, and how
+    many of its trials were left unfinished then."""
+
+    grids: list[ExperimentResults]
+    interrupted: bool = False
+    unfinished: int = 0
 
 
 def trial_records(grids: tune.ResultGrid | Iterable[Iterable[tune.Result]]) -> list[TrialRecord]:

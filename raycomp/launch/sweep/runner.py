@@ -10,7 +10,6 @@ Results are read from all of them, so the tables and the report cover every tria
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 from ray import tune
@@ -18,7 +17,7 @@ from ray import tune
 from raycomp.base.errors import ConfigError
 from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
-from raycomp.launch.signals import tune_interrupts
+from raycomp.launch.signals import interrupts_deferred, tune_interrupts
 from raycomp.launch.sweep.adaptive import adapt
 from raycomp.launch.sweep.ledger import (
     experiment_folders,
@@ -29,7 +28,7 @@ from raycomp.launch.sweep.ledger import (
     result_arm,
     set_aside_damaged_state,
 )
-from raycomp.launch.sweep.outcome import ExperimentResults, unfinished
+from raycomp.launch.sweep.outcome import ExperimentResults, SweepOutcome, unfinished
 from raycomp.launch.sweep.space import sweep_arms
 from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
 from raycomp.tracking.ref import RunRef
@@ -40,16 +39,6 @@ from raycomp.tracking.ref import RunRef
 # Arms of a random search on FIFO are independent, so past this many they train as consecutive experiments,
 # each freed when it ends; an ASHA scheduler or Optuna compares trials within one experiment, so those stay one.
 TRIALS_PER_EXPERIMENT = 1_000
-
-
-@dataclasses.dataclass
-class SweepOutcome:
-    """The sweep's Tune results, one list per experiment, whether a Ctrl-C (or SIGTERM) stopped it, and how
-    many of its trials were left unfinished then."""
-
-    grids: list[ExperimentResults]
-    interrupted: bool = False
-    unfinished: int = 0
 
 
 def _fit(tuner: tune.Tuner) -> tuple[ExperimentResults, bool]:
@@ -85,13 +74,19 @@ def _train(
     parts = experiment_parts(config, arms)
     grids = list(earlier)
     for index, part in enumerate(parts):
-        where = folder if index == 0 else next_folder(config.layout.run_dir)
+        waiting = sum(len(later or []) for later in parts[index + 1 :])
+        if index == 0:
+            tuner = build_tuner(config, parent, arms=part, folder=folder)
+        else:  # a Ctrl-C between two parts stops the sweep as one inside Tune does, not with a traceback
+            with interrupts_deferred() as stopped:
+                tuner = build_tuner(config, parent, arms=part, folder=next_folder(config.layout.run_dir))
+            if stopped:
+                return SweepOutcome(grids, True, len(part or []) + waiting)
         if len(parts) > 1:  # Tune's table counts the trials of one experiment
             print(f"sweep part {index + 1} of {len(parts)}: {len(part or [])} trial(s)", flush=True)
-        grid, interrupted = _fit(build_tuner(config, parent, arms=part, folder=where))
+        grid, interrupted = _fit(tuner)
         grids.append(grid)
         if interrupted:
-            waiting = sum(len(later or []) for later in parts[index + 1 :])
             return SweepOutcome(grids, True, unfinished(grid) + waiting)
     return SweepOutcome(grids)
 
@@ -111,12 +106,12 @@ def run_sweep(
     if outcome.interrupted or not sweep.adaptive or sweep.search_alg == "optuna":
         return outcome
 
-    def fit(arms: list[Arm], folder: tuple[str, str]) -> tuple[ExperimentResults, bool]:
-        return _fit(build_tuner(config, parent, arms=arms, folder=folder))
+    def train_round(arms: list[Arm], folder: tuple[str, str]) -> SweepOutcome:  # in parts, as the sweep's own
+        return _train(config, parent, arms, folder, [])
 
-    grid = adapt(config, outcome.grids, fit, started=started)
-    if grid is not None:  # the last round was interrupted
-        return SweepOutcome(outcome.grids, True, unfinished(grid))
+    stopped = adapt(config, outcome.grids, train_round, started=started)
+    if stopped is not None:
+        return SweepOutcome(outcome.grids, True, stopped.unfinished)
     return outcome
 
 

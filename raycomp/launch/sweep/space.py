@@ -94,6 +94,7 @@ def _method_configs(sweep: SweepConfig, seed: int) -> list[Arm]:
     grids = {path: domain.values for path, domain in sweep.space.items() if domain.kind == "grid"}
     samplers = {path: tune_domain(domain) for path, domain in sweep.space.items() if domain.kind != "grid"}
     configs: list[Arm] = []
+    listed: set[str] = set()  # what each configuration trains (Arm.key): 10,000 of them are checked in a set
     for combination in itertools.product(*grids.values()):
         for sample in range(sweep.num_samples):
             rng = np.random.RandomState(_draw_seed(seed, combination, sample))
@@ -101,9 +102,11 @@ def _method_configs(sweep: SweepConfig, seed: int) -> list[Arm]:
             overrides = {path: {**dict(zip(grids, combination, strict=True)), **drawn}[path] for path in sweep.space}
             dropped, _ = sweep.left_out(overrides)  # space.algorithms: the arguments of those it does not run
             overrides = {path: None if swept_algorithm(path) in dropped else v for path, v in overrides.items()}
-            if dropped and any(config.overrides == overrides for config in configs):
+            arm = Arm(METHOD, f"{METHOD}-{len(configs) + 1}", overrides)
+            if dropped and arm.key(with_repeat=False) in listed:
                 continue  # already listed: its values differed only for algorithms it does not run
-            configs.append(Arm(METHOD, f"{METHOD}-{len(configs) + 1}", overrides))
+            listed.add(arm.key(with_repeat=False))
+            configs.append(arm)
     return configs
 
 
