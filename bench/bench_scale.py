@@ -11,6 +11,8 @@ cluster. Per sweep size it records:
   per trial, and its peak while the trials run and after (/proc, twice a second);
 - the time to write results.json and the report (the driver's clock between its last trial and those lines);
 - MLflow requests per trial (the server's access log) and whether every trial's metrics reached the store;
+- S3 requests per trial by kind (HEAD, LIST, GET, write: the S3 endpoint's access log), over the whole sweep and
+  while results.json is written (the log's clock has whole seconds);
 - the time from one trial's end to the next trial's first step in the slot it freed (``slot_gaps``: each trial's
   MLflow run says when it ended and when its first step ran);
 - the report page's size and how many configurations it draws in full.
@@ -21,9 +23,11 @@ cluster. Per sweep size it records:
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import math
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -87,16 +91,38 @@ def requests(log: Path) -> int:
     )
 
 
+S3_LINE = re.compile(r'\[(\d+/\w+/\d+ \d+:\d+:\d+)\] "(\w+) (\S+)')
+
+
+def s3_requests(log: Path, since: float, until: float = float("inf")) -> dict[str, int]:
+    """The S3 endpoint's requests from ``since`` to ``until`` (Unix seconds), by kind: a LIST is a GET of the
+    bucket with ``list-type``; writes are PUT, POST and DELETE."""
+    counts = {"head": 0, "list": 0, "get": 0, "write": 0}
+    for line in log.read_text(errors="replace").splitlines():
+        match = S3_LINE.search(line)
+        if not match or "/moto-api" in match[3]:
+            continue
+        at = datetime.datetime.strptime(match[1], "%d/%b/%Y %H:%M:%S").timestamp()
+        if not since - 1 <= at <= until + 1:
+            continue
+        method = match[2]
+        kind = "head" if method == "HEAD" else "list" if "list-type=" in match[3] else method.lower()
+        counts["write" if kind in ("put", "post", "delete") else kind] += 1
+    return counts
+
+
 def one_sweep(
     trials: int, folder: Path, s3: S3Endpoint, mlflow: PostgresMlflow, env: dict[str, str], slots: int
 ) -> dict:
     name = f"scale-{trials}"
     path = experiment(folder, name, trials, s3.uri("runs"), mlflow.uri)
     before_requests = requests(mlflow.log)
+    since = time.time()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     log = folder / f"{name}.log"
     started = time.monotonic()
     seen: dict[str, float] = {}  # when the driver printed each of MARKS, on this clock
+    seen_unix: dict[str, float] = {}  # and on the S3 endpoint's
     with log.open("w") as output:
         command = [sys.executable, "-m", "raycomp.tune", str(path)]
         process = subprocess.Popen(
@@ -108,6 +134,7 @@ def one_sweep(
             for mark in MARKS:
                 if mark in line and (mark not in seen or mark == MARKS[0]):  # Tune's last: one per experiment
                     seen[mark] = time.monotonic()
+                    seen_unix[mark] = time.time()
         code = process.wait()
         memory.stop()
     wall = time.monotonic() - started
@@ -138,6 +165,13 @@ def one_sweep(
         "report_s": _between(seen, "results: ", "report: "),
         "slot_gap_s": _quantiles(gaps),
         "mlflow_requests_per_trial": round((requests(mlflow.log) - before_requests) / trials, 1),
+        "s3_requests_per_trial": {kind: round(n / trials, 2) for kind, n in s3_requests(s3.log, since).items()},
+        "s3_requests_writing_results_per_trial": {
+            kind: round(n / trials, 2)
+            for kind, n in s3_requests(
+                s3.log, seen_unix.get("Total run time", since), seen_unix.get("results: ", since)
+            ).items()
+        },
         "trial_runs": len(trial_runs),
         "trial_runs_with_metrics": with_metrics,
         "runs_finished": sum(run.info.status == "FINISHED" for run in runs),

@@ -13,6 +13,10 @@ from pathlib import Path
 MLFLOW_DB = "mlflow.db"
 MLFLOW_ARTIFACTS = "mlartifacts"
 TRIAL_HISTORY = "history.jsonl"  # in a Tune trial's folder: every result the trial reported, written by the trial
+# The same file in a trial's folder in a bucket, under the name Tune's JSON logger (off there) gives it: JSON lines,
+# one a result. Tune's ResultGrid then finds each trial's results with one HEAD and a GET, where two files it could
+# not find cost a HEAD and a LIST each, one trial after another at every experiment's end (issue 33).
+STORED_TRIAL_HISTORY = "result.json"
 
 
 def is_uri(path: str) -> bool:

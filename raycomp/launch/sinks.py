@@ -102,9 +102,10 @@ class StoredFile:
 
 
 class StoredHistorySink:
-    """``HistorySink`` for a trial whose folder is in a bucket: the file is ``history.jsonl`` there, read once
-    when the trial (re)starts and written whole at each result, since a bucket cannot append. A trial resumed
-    by a new driver on another node thus still has the results it reported before its checkpoint."""
+    """``HistorySink`` for a trial whose folder is in a bucket: the file is ``result.json`` there (Tune's name,
+    layout.STORED_TRIAL_HISTORY), read once when the trial (re)starts and written whole at each result, since a
+    bucket cannot append. A trial resumed by a new driver on another node thus still has the results it reported
+    before its checkpoint."""
 
     def __init__(self, file: StoredFile):
         self.file = file

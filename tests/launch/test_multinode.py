@@ -176,11 +176,12 @@ def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path
     trials = [run for run in runs if run.data.tags.get(keys.KIND_TAG) == "trial"]
     assert len(trials) == 4
     # Every result each trial reported, as the trial keeps it in its folder in the bucket (MLflow skips the
-    # steps an earlier attempt had logged, so its copy of ``resumed_from_step`` may be missing). Tune's own
-    # result files are not there: the driver would upload them all again every few seconds (tuner.result_loggers).
-    # Each trial wrote its Tune config there itself (``params.json``: the arm of a trial that fails first).
+    # steps an earlier attempt had logged, so its copy of ``resumed_from_step`` may be missing), as result.json,
+    # where Tune looks. Tune's own result loggers are off: the driver would upload them all again every few
+    # seconds (tuner.result_loggers). Each trial wrote its Tune config there itself (``params.json``: the arm of
+    # a trial that fails first).
     keys_in_bucket = cluster.s3.object_keys(prefix)
-    assert not [key for key in keys_in_bucket if key.endswith(("/result.json", "/progress.csv"))]
+    assert not [key for key in keys_in_bucket if key.endswith(("/history.jsonl", "/progress.csv"))]
     params = [key for key in keys_in_bucket if key.endswith("/params.json")]
     assert len(params) >= 4 and all(
         "arm" in json.loads(cluster.s3.client().get_object(Bucket=cluster.s3.bucket, Key=key)["Body"].read())
@@ -189,7 +190,7 @@ def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path
     reported = [
         json.loads(line)
         for key in keys_in_bucket
-        if key.endswith("/history.jsonl")
+        if key.endswith("/result.json")
         for line in cluster.s3.client().get_object(Bucket=cluster.s3.bucket, Key=key)["Body"].read().splitlines()
     ]
     resumed = [row["resumed_from_step"] for row in reported if row.get("resumed_from_step")]

@@ -53,3 +53,33 @@ def test_tunes_warning_of_missing_result_files_is_dropped_and_its_other_warnings
         analysis.warning("Failed to fetch metrics for 2 trial(s):\n- a: FileNotFoundError()")
         analysis.warning("something else")
     assert [record.getMessage() for record in caplog.records] == ["something else"]
+
+
+def test_in_a_bucket_the_history_is_tunes_result_json_and_the_kept_result_drops_tunes_copy(tmp_path):
+    """A trial in a bucket writes its history as ``result.json`` (where Tune looks, so Tune's ResultGrid does not
+    search for two missing files a trial); a sweep an older raycomp started has ``history.jsonl`` there. The
+    results the sweep keeps drop the DataFrame Tune read from the file, which the sweep reads whole itself.
+    A pyarrow filesystem that is not the local one stands in for the bucket (tests/launch/test_multinode.py has S3)."""
+    import pyarrow.fs
+
+    from raycomp.base.layout import STORED_TRIAL_HISTORY
+    from raycomp.launch.sweep.outcome import kept_result, trial_records
+
+    bucket = pyarrow.fs.SubTreeFileSystem(str(tmp_path), pyarrow.fs.LocalFileSystem())
+    rows = {"new": [{"step": 4, "eval/accuracy": 0.25}], "old": [{"step": 8, "eval/accuracy": 0.5}]}
+    for name, file in (("new", STORED_TRIAL_HISTORY), ("old", TRIAL_HISTORY)):
+        append_result(tmp_path / name / file, {**rows[name][0], "finished": True})
+
+    def stored(name: str) -> tune.Result:
+        frame = pd.DataFrame([{"step": 4, "traces/x": 1}])  # as Tune's json_normalize flattens nested keys
+        arm = {"variant": "baseline", "config_id": "baseline", "overrides": {}, "repeat": ["new", "old"].index(name)}
+        metrics = {"config": {"arm": arm}, "done": True}
+        return tune.Result(metrics, None, None, name, metrics_dataframe=frame, _storage_filesystem=bucket)
+
+    kept = [kept_result(stored(name)) for name in ("new", "old")]
+    assert [result.metrics_dataframe for result in kept] == [None, None]
+    local = tune.Result({}, None, None, str(tmp_path), metrics_dataframe=pd.DataFrame([{"step": 1}]))
+    assert kept_result(local) is local
+    records = trial_records([[kept[0]], [kept[1]]])
+    assert sorted(row["eval/accuracy"] for record in records for row in record.history) == [0.25, 0.5]
+    assert not [key for record in records for row in record.history for key in row if "/x" in key]

@@ -16,7 +16,7 @@ from ray import tune
 
 from raycomp.base import keys
 from raycomp.base.errors import first_line, one_line
-from raycomp.base.layout import TRIAL_HISTORY
+from raycomp.base.layout import STORED_TRIAL_HISTORY, TRIAL_HISTORY
 from raycomp.config.arm import Arm
 from raycomp.launch.sinks import StoredFile
 from raycomp.launch.sweep.ledger import result_arm
@@ -92,7 +92,8 @@ def trial_history(result: tune.Result, stored_history: str | None = None) -> lis
     (``sinks.TUNE_KEYS``), so the file is the whole record; it also has the results a driver killed outright
     had not saved, which a trial resumed past them does not report again. A step trained twice (after a resume
     from an older checkpoint) counts once, with its latest values. In a bucket Tune keeps no result files
-    (``tuner.result_loggers``) and the file is read from ``stored_history`` when the caller fetched it already.
+    (``tuner.result_loggers``): the trial's history is its ``result.json`` there, read from ``stored_history``
+    when the caller fetched it already.
     """
     rows = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
     own = _rows(stored_history) if stored_history is not None else _own_history(result)
@@ -104,24 +105,37 @@ def trial_history(result: tune.Result, stored_history: str | None = None) -> lis
 
 
 def _own_history(result: tune.Result) -> list[dict[str, Any]]:
-    """The rows of the trial's ``history.jsonl``, in its folder or in a bucket."""
+    """The rows of the trial's own history, in its folder or in a bucket."""
     if isinstance(result.filesystem, pyarrow.fs.LocalFileSystem):
         path = Path(result.path) / TRIAL_HISTORY
         return _rows(path.read_text(encoding="utf-8", errors="replace") if path.is_file() else "")
-    return _rows(StoredFile(result.filesystem, f"{result.path}/{TRIAL_HISTORY}").read_text())
+    return _rows(_stored_history(result))
+
+
+def _stored_history(result: tune.Result) -> str:
+    """A trial's history in a bucket: its ``result.json``, or the ``history.jsonl`` a raycomp before 2026-11-27
+    wrote there (a sweep it started, resumed by this one)."""
+    text = StoredFile(result.filesystem, f"{result.path}/{STORED_TRIAL_HISTORY}").read_text()
+    return text or StoredFile(result.filesystem, f"{result.path}/{TRIAL_HISTORY}").read_text()
 
 
 def _stored_histories(results: list[tune.Result]) -> dict[str, str]:
-    """The ``history.jsonl`` of each trial in a bucket, by its path, fetched 16 at a time: a sweep's end reads
-    one per trial, and one after another they would take a request's latency each."""
+    """The history of each trial in a bucket, by its path, fetched 16 at a time: a sweep's end reads one per
+    trial, and one after another they would take a request's latency each."""
     stored = [result for result in results if not isinstance(result.filesystem, pyarrow.fs.LocalFileSystem)]
     if not stored:
         return {}
     with ThreadPoolExecutor(max_workers=16) as pool:
-        texts = pool.map(
-            lambda result: StoredFile(result.filesystem, f"{result.path}/{TRIAL_HISTORY}").read_text(), stored
-        )
-        return {result.path: text for result, text in zip(stored, texts, strict=True)}
+        return {result.path: text for result, text in zip(stored, pool.map(_stored_history, stored), strict=True)}
+
+
+def kept_result(result: tune.Result) -> tune.Result:
+    """A trial's Tune result as the sweep keeps it. In a bucket, without the DataFrame Tune read from the trial's
+    ``result.json``: ``trial_history`` reads that file whole (Tune's rows would add flattened copies of its nested
+    keys), and the frames of 10,000 trials would stay in the driver to the sweep's end."""
+    if isinstance(result.filesystem, pyarrow.fs.LocalFileSystem) or result.metrics_dataframe is None:
+        return result
+    return dataclasses.replace(result, metrics_dataframe=None)
 
 
 def _rows(text: str) -> list[dict[str, Any]]:
@@ -137,7 +151,7 @@ def _rows(text: str) -> list[dict[str, Any]]:
 
 def quiet_missing_result_files() -> None:
     """Drops Tune's warning, as it builds a ResultGrid, that a trial has no result.json or progress.csv: in a
-    bucket none has (``tuner.result_loggers``), and the trials' own histories are read instead."""
+    bucket a trial that never reported has none (``tuner.result_loggers``; its error is in results.json)."""
     logging.getLogger("ray.tune.analysis.experiment_analysis").addFilter(_no_result_files_warning)
 
 

@@ -20,7 +20,7 @@ import pyarrow.fs
 from ray import tune
 
 from raycomp.base.errors import CheckpointError, one_line
-from raycomp.base.layout import TRIAL_HISTORY
+from raycomp.base.layout import STORED_TRIAL_HISTORY
 from raycomp.base.scratch import remove_abandoned, scratch_folder
 from raycomp.launch.sinks import StoredFile
 from raycomp.loop.checkpoint import file_in, load_checkpoint
@@ -30,13 +30,14 @@ _LOCAL = pyarrow.fs.LocalFileSystem()
 
 
 def stored_history() -> StoredFile | None:
-    """This trial's ``history.jsonl`` in remote storage (None on local storage, where the trial writes it in its
-    folder): without it, a trial resumed by a new driver lost the results it reported before its checkpoint
-    (Tune's own record of them is the driver's, and the trial does not report them again)."""
+    """This trial's history in remote storage, ``result.json`` (layout.STORED_TRIAL_HISTORY; None on local storage,
+    where the trial writes ``history.jsonl`` in its folder): without it, a trial resumed by a new driver lost the
+    results it reported before its checkpoint (Tune's own record of them is the driver's, and the trial does not
+    report them again)."""
     storage = tune.get_context().get_storage()
     if isinstance(storage.storage_filesystem, pyarrow.fs.LocalFileSystem):
         return None
-    return StoredFile(storage.storage_filesystem, f"{storage.trial_fs_path}/{TRIAL_HISTORY}")
+    return StoredFile(storage.storage_filesystem, f"{storage.trial_fs_path}/{STORED_TRIAL_HISTORY}")
 
 
 def store_params(param: dict[str, Any]) -> None:

@@ -28,7 +28,7 @@ from raycomp.launch.sweep.ledger import (
     result_arm,
     set_aside_damaged_state,
 )
-from raycomp.launch.sweep.outcome import ExperimentResults, SweepOutcome, unfinished
+from raycomp.launch.sweep.outcome import ExperimentResults, SweepOutcome, kept_result, unfinished
 from raycomp.launch.sweep.space import sweep_arms
 from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
 from raycomp.tracking.ref import RunRef
@@ -46,7 +46,7 @@ def _fit(tuner: tune.Tuner) -> tuple[ExperimentResults, bool]:
     Only the results are kept: Tune's ``ResultGrid`` holds every trial's whole state."""
     with tune_interrupts() as interrupted:
         grid = tuner.fit()
-    return list(grid), bool(interrupted)
+    return list(map(kept_result, grid)), bool(interrupted)
 
 
 def experiment_parts(config: ExperimentConfig, arms: list[Arm] | None) -> list[list[Arm] | None]:

@@ -202,8 +202,8 @@ def result_loggers(storage_path: str) -> list[tune.Callback]:
     none on a bucket. Never Tune's TensorBoard files (TUNE_DISABLE_AUTO_CALLBACK_LOGGERS in cluster.RAY_ENV).
     Tune's loggers write into the driver's staging folder, which Tune uploads *whole* to the bucket with its
     experiment state every ~10 s: at 1,000 two-step trials those uploads took about half the driver's CPU
-    (docs/benchmarks.md, "At scale"). In a bucket each trial writes its own ``history.jsonl``, which
-    ``outcome.trial_history`` reads."""
+    (docs/benchmarks.md, "At scale"). In a bucket each trial writes its own history where Tune's JSON logger
+    would (``result.json``: layout.STORED_TRIAL_HISTORY), which Tune and ``outcome.trial_history`` read."""
     if not is_uri(storage_path):
         return [CSVLoggerCallback(), JsonLoggerCallback()]
     quiet_missing_result_files()
