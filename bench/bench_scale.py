@@ -91,7 +91,7 @@ def requests(log: Path) -> int:
     )
 
 
-S3_LINE = re.compile(r'\[(\d+/\w+/\d+ \d+:\d+:\d+)\] "(\w+) (\S+)')
+S3_LINE = re.compile(r'\[(\d+/\w+/\d+ \d+:\d+:\d+)\] "(?:\x1b\[[0-9;]*m)*(\w+) (\S+)')  # some in colour
 
 
 def s3_requests(log: Path, since: float, until: float = float("inf")) -> dict[str, int]:

@@ -87,13 +87,14 @@ class StoredFile:
     path: str
 
     def read_text(self) -> str:
-        """The file's text; "" when there is none yet."""
-        import pyarrow.fs
-
-        if self.filesystem.get_file_info(self.path).type == pyarrow.fs.FileType.NotFound:
+        """The file's text; "" when there is none yet. Opened without asking first whether it exists: pyarrow
+        answers that for a missing file in a bucket with a HEAD and a LIST (it might be a folder), where opening
+        costs one HEAD."""
+        try:
+            with self.filesystem.open_input_stream(self.path) as stream:
+                return stream.read().decode("utf-8", errors="replace")
+        except FileNotFoundError:
             return ""
-        with self.filesystem.open_input_stream(self.path) as stream:
-            return stream.read().decode("utf-8", errors="replace")
 
     def write_text(self, text: str) -> None:
         """The whole file at once: a bucket's object is replaced whole or not at all."""
