@@ -178,7 +178,7 @@ def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path
     # Every result each trial reported, as the trial keeps it in its folder in the bucket (MLflow skips the
     # steps an earlier attempt had logged, so its copy of ``resumed_from_step`` may be missing), as result.json,
     # where Tune looks. Tune's own result loggers are off: the driver would upload them all again every few
-    # seconds (tuner.result_loggers). Each trial wrote its Tune config there itself (``params.json``: the arm of
+    # seconds (loggers.result_loggers). Each trial wrote its Tune config there itself (``params.json``: the arm of
     # a trial that fails first).
     keys_in_bucket = cluster.s3.object_keys(prefix)
     assert not [key for key in keys_in_bucket if key.endswith(("/history.jsonl", "/progress.csv"))]

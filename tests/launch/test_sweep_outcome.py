@@ -42,7 +42,7 @@ def test_without_the_trials_file_tunes_rows_are_the_history(tmp_path):
 
 
 def test_tunes_warning_of_missing_result_files_is_dropped_and_its_other_warnings_kept(caplog):
-    """In a bucket Tune keeps no result files (tuner.result_loggers): its warning about them would name every trial."""
+    """In a bucket Tune keeps no result files (loggers.result_loggers): its warning about them names each trial."""
     import logging
 
     from raycomp.launch.sweep.outcome import quiet_missing_result_files

@@ -92,7 +92,7 @@ def trial_history(result: tune.Result, stored_history: str | None = None) -> lis
     (``sinks.TUNE_KEYS``), so the file is the whole record; it also has the results a driver killed outright
     had not saved, which a trial resumed past them does not report again. A step trained twice (after a resume
     from an older checkpoint) counts once, with its latest values. In a bucket Tune keeps no result files
-    (``tuner.result_loggers``): the trial's history is its ``result.json`` there, read from ``stored_history``
+    (``loggers.result_loggers``): the trial's history is its ``result.json`` there, read from ``stored_history``
     when the caller fetched it already.
     """
     rows = result.metrics_dataframe.to_dict("records") if result.metrics_dataframe is not None else []
@@ -151,7 +151,7 @@ def _rows(text: str) -> list[dict[str, Any]]:
 
 def quiet_missing_result_files() -> None:
     """Drops Tune's warning, as it builds a ResultGrid, that a trial has no result.json or progress.csv: in a
-    bucket a trial that never reported has none (``tuner.result_loggers``; its error is in results.json)."""
+    bucket a trial that never reported has none (``loggers.result_loggers``; its error is in results.json)."""
     logging.getLogger("ray.tune.analysis.experiment_analysis").addFilter(_no_result_files_warning)
 
 

@@ -42,7 +42,7 @@ def stored_history() -> StoredFile | None:
 
 def store_params(param: dict[str, Any]) -> None:
     """This trial's Tune config as ``params.json`` in its folder in the bucket, where Tune's own logger would
-    have put it (it is off there: ``tuner.result_loggers``); ``ledger.result_arm`` reads a trial's arm from it
+    have put it (it is off there: ``loggers.result_loggers``); ``ledger.result_arm`` reads a trial's arm from it
     when the trial failed before Tune kept its config. Nothing on local storage, where Tune's logger writes it."""
     storage = tune.get_context().get_storage()
     if not isinstance(storage.storage_filesystem, pyarrow.fs.LocalFileSystem):

@@ -8,7 +8,6 @@ from typing import Any
 
 import ray
 from ray import tune
-from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
 from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler, TrialScheduler
 from ray.tune.search import Searcher
 
@@ -25,6 +24,7 @@ from raycomp.launch.sweep.credentials import (
     ref_without_credentials,
     tracking_credentials,
 )
+from raycomp.launch.sweep.loggers import result_loggers
 from raycomp.launch.sweep.outcome import quiet_missing_result_files
 from raycomp.launch.sweep.space import search_space
 from raycomp.launch.sweep.trial import run_trial
@@ -195,19 +195,6 @@ def build_tuner(
     )
     keep_saved_state_private(f"{storage_path.rstrip('/')}/{name}", parent)
     return tuner
-
-
-def result_loggers(storage_path: str) -> list[tune.Callback]:
-    """Tune's result.json and progress.csv for each trial, which results.json is built from, on local storage;
-    none on a bucket. Never Tune's TensorBoard files (TUNE_DISABLE_AUTO_CALLBACK_LOGGERS in cluster.RAY_ENV).
-    Tune's loggers write into the driver's staging folder, which Tune uploads *whole* to the bucket with its
-    experiment state every ~10 s: at 1,000 two-step trials those uploads took about half the driver's CPU
-    (docs/benchmarks.md, "At scale"). In a bucket each trial writes its own history where Tune's JSON logger
-    would (``result.json``: layout.STORED_TRIAL_HISTORY), which Tune and ``outcome.trial_history`` read."""
-    if not is_uri(storage_path):
-        return [CSVLoggerCallback(), JsonLoggerCallback()]
-    quiet_missing_result_files()
-    return []
 
 
 def reuses_actors(config: ExperimentConfig) -> bool:
