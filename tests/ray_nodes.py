@@ -204,8 +204,9 @@ def start_node(
     deadline = time.monotonic() + NODE_START_TIMEOUT_S
     while not _registered(node, head, before, env):
         if process.poll() is not None or time.monotonic() > deadline:
+            said = log.read_text(errors="replace")[-4000:]  # before stop() removes the node's folder with it
             node.stop()
-            raise RuntimeError(f"ray start did not come up (exit {process.returncode}):\n{log.read_text()[-4000:]}")
+            raise RuntimeError(f"ray start did not come up (exit {process.returncode}):\n{said}")
         time.sleep(0.5)
     return node
 

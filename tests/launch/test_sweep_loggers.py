@@ -16,12 +16,12 @@ def test_local_storage_keeps_tunes_loggers_and_a_bucket_has_none_and_drops_each_
     assert [type(callback) for callback in result_loggers("s3://bucket/runs")] == [NoStagingFolders]
 
 
-def test_a_started_trials_empty_staging_folder_is_removed_and_one_with_files_kept(tmp_path):
+def test_an_ended_trials_empty_staging_folder_is_removed_and_one_with_files_kept(tmp_path):
     empty, used = tmp_path / "run_trial_0", tmp_path / "run_trial_1"
     empty.mkdir()
     used.mkdir()
-    (used / "result.json").write_text("{}\n")  # a logger a user added to the run's callbacks
+    (used / "error.txt").write_text("Traceback\n")  # Tune's record of a failed trial
     callback = NoStagingFolders()
     for folder in (empty, used, tmp_path / "run_trial_2"):  # the last one is gone already
-        callback.on_trial_start(0, [], SimpleNamespace(local_path=str(folder)))
-    assert not empty.exists() and (used / "result.json").is_file()
+        callback.on_trial_complete(0, [], SimpleNamespace(local_path=str(folder)))
+    assert not empty.exists() and (used / "error.txt").is_file()
