@@ -22,7 +22,7 @@ from raycomp.find.race import Request
 from raycomp.find.recipes import Candidate, Recipe
 from raycomp.launch.signals import tune_interrupts
 from raycomp.launch.sweep.ledger import has_state, missing_arms, next_folder, result_arm, set_aside_damaged_state
-from raycomp.launch.sweep.outcome import trial_records
+from raycomp.launch.sweep.outcome import ExperimentResults, kept_result, trial_records
 from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
 from raycomp.results.configs import trial_time
 from raycomp.results.summary import TrialSummary, summarize
@@ -69,20 +69,21 @@ def arm_of(request: Request) -> Arm:
     return Arm(keys.METHOD, request.arm, overrides, repeat=request.seed)
 
 
-def _fit(tuner: tune.Tuner) -> tuple[tune.ResultGrid, bool]:
+def _fit(tuner: tune.Tuner) -> tuple[ExperimentResults, bool]:
+    """As the sweep's (``runner._fit``): the results, not the ResultGrid that holds every trial's Tune state."""
     with tune_interrupts() as interrupted:
         grid = tuner.fit()
-    return grid, bool(interrupted)
+    return list(map(kept_result, grid)), bool(interrupted)
 
 
 def run_round(
     config: ExperimentConfig, parent: RunRef | None, arms: list[Arm], folder: Folder
-) -> tuple[list[tune.ResultGrid], bool]:
+) -> tuple[list[ExperimentResults], bool]:
     """Trains ``arms`` in the Tune experiment at ``folder``: anew, or restored when a killed or interrupted
     driver left it there (finished trials stay, unfinished ones resume from their checkpoints), then the arms it
     never got to in a further experiment. Returns the grids and whether an interrupt stopped it."""
     path = f"{folder[0].rstrip('/')}/{folder[1]}"
-    grids: list[tune.ResultGrid] = []
+    grids: list[ExperimentResults] = []
     set_aside_damaged_state(path)
     if has_state(path):
         grid, interrupted = _fit(restore_tuner(config, path, parent))
@@ -98,7 +99,7 @@ def run_round(
     return [*grids, grid], interrupted
 
 
-def observed(config: ExperimentConfig, grids: list[tune.ResultGrid]) -> list[Trial]:
+def observed(config: ExperimentConfig, grids: list[ExperimentResults]) -> list[Trial]:
     """Each trial that finished (its metric and time) or failed (its error), as the race's observations; one
     left unfinished is not observed, so the round asks for it again."""
     metric, mode = config.objective
