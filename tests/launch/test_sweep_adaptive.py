@@ -114,7 +114,7 @@ def test_a_round_past_trials_per_experiment_trains_in_parts(tmp_path, monkeypatc
         ]
 
     monkeypatch.setattr(runner, "build_tuner", lambda config, parent, arms, folder: arms)
-    monkeypatch.setattr(runner, "_fit", lambda arms: (fit(arms), False))
+    monkeypatch.setattr(runner, "fit_experiment", lambda arms: (fit(arms), False))
     rounds = iter([{"method-2": 2}, {}])  # one configuration open after the first seeds, then none
     monkeypatch.setattr(adaptive, "open_configs", lambda verdicts, max_repeats: next(rounds))
     monkeypatch.setattr(adaptive, "judge", lambda config, grids: None)

@@ -12,17 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ray import tune
-
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
 from raycomp.find.observations import Trial
 from raycomp.find.race import Request
 from raycomp.find.recipes import Candidate, Recipe
-from raycomp.launch.signals import tune_interrupts
 from raycomp.launch.sweep.ledger import has_state, missing_arms, next_folder, result_arm, set_aside_damaged_state
-from raycomp.launch.sweep.outcome import ExperimentResults, kept_result, trial_records
+from raycomp.launch.sweep.outcome import ExperimentResults, trial_records
+from raycomp.launch.sweep.runner import fit_experiment
 from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
 from raycomp.results.configs import trial_time
 from raycomp.results.summary import TrialSummary, summarize
@@ -69,13 +67,6 @@ def arm_of(request: Request) -> Arm:
     return Arm(keys.METHOD, request.arm, overrides, repeat=request.seed)
 
 
-def _fit(tuner: tune.Tuner) -> tuple[ExperimentResults, bool]:
-    """As the sweep's (``runner._fit``): the results, not the ResultGrid that holds every trial's Tune state."""
-    with tune_interrupts() as interrupted:
-        grid = tuner.fit()
-    return list(map(kept_result, grid)), bool(interrupted)
-
-
 def run_round(
     config: ExperimentConfig, parent: RunRef | None, arms: list[Arm], folder: Folder
 ) -> tuple[list[ExperimentResults], bool]:
@@ -86,7 +77,7 @@ def run_round(
     grids: list[ExperimentResults] = []
     set_aside_damaged_state(path)
     if has_state(path):
-        grid, interrupted = _fit(restore_tuner(config, path, parent))
+        grid, interrupted = fit_experiment(restore_tuner(config, path, parent))
         grids.append(grid)
         if interrupted:
             return grids, True
@@ -95,7 +86,7 @@ def run_round(
             return grids, False
         folder = next_folder(config.layout.run_dir)
     tuner = build_tuner(config, parent, arms=arms, folder=folder)
-    grid, interrupted = _fit(tuner)
+    grid, interrupted = fit_experiment(tuner)
     return [*grids, grid], interrupted
 
 

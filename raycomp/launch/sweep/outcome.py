@@ -22,7 +22,7 @@ from raycomp.launch.sinks import StoredFile
 from raycomp.launch.sweep.ledger import result_arm
 from raycomp.results.summary import TrialRecord
 
-# One Tune experiment's results, without the ResultGrid that holds every trial's whole Tune state (runner._fit).
+# One Tune experiment's results, not the ResultGrid that holds every trial's whole state (runner.fit_experiment).
 ExperimentResults = list[tune.Result]
 
 

@@ -41,9 +41,10 @@ from raycomp.tracking.ref import RunRef
 TRIALS_PER_EXPERIMENT = 1_000
 
 
-def _fit(tuner: tune.Tuner) -> tuple[ExperimentResults, bool]:
+def fit_experiment(tuner: tune.Tuner) -> tuple[ExperimentResults, bool]:
     """Runs the Tune experiment; its results and whether an interrupt stopped it (``signals.tune_interrupts``).
-    Only the results are kept: Tune's ``ResultGrid`` holds every trial's whole state."""
+    Only the results are kept (``outcome.kept_result``): Tune's ``ResultGrid`` holds every trial's whole state.
+    A find's rounds run theirs with it too."""
     with tune_interrupts() as interrupted:
         grid = tuner.fit()
     return list(map(kept_result, grid)), bool(interrupted)
@@ -84,7 +85,7 @@ def _train(
                 return SweepOutcome(grids, True, len(part or []) + waiting)
         if len(parts) > 1:  # Tune's table counts the trials of one experiment
             print(f"sweep part {index + 1} of {len(parts)}: {len(part or [])} trial(s)", flush=True)
-        grid, interrupted = _fit(tuner)
+        grid, interrupted = fit_experiment(tuner)
         grids.append(grid)
         if interrupted:
             return SweepOutcome(grids, True, unfinished(grid) + waiting)
@@ -134,7 +135,7 @@ def _run_arms(
     for folder in experiment_folders(run_dir):
         set_aside_damaged_state(folder)
         if has_state(folder):
-            grid, interrupted = _fit(restore_tuner(config, folder, parent))
+            grid, interrupted = fit_experiment(restore_tuner(config, folder, parent))
             grids.append(grid)
             if interrupted:
                 return SweepOutcome(grids, interrupted, unfinished(grid))
