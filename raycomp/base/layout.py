@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import urllib.parse
 from pathlib import Path
 
 MLFLOW_DB = "mlflow.db"
@@ -28,6 +29,25 @@ def join_uri(uri: str, *parts: str) -> str:
     """``parts`` appended to the path of ``uri``, before its query (``s3://b/runs?endpoint_override=...``)."""
     path, question, query = uri.partition("?")
     return "/".join([path.rstrip("/"), *parts]) + question + query
+
+
+# pyarrow's S3 filesystem writes every file as a multipart upload, three requests however small the file; with this
+# option it writes a file under 5 MB with one PutObject (Arrow GH-40557). A bucket's files are small (a trial's
+# result.json at every report, params.json, Tune's state, most checkpoints), so this is a third of the requests.
+# Its cost: a write to a missing bucket fails when the file is closed instead of when it is opened.
+S3_ONE_REQUEST_WRITES = "allow_delayed_open"
+
+
+def opened_uri(uri: str) -> str:
+    """``uri`` as raycomp hands it to Ray and pyarrow: an ``s3://`` URI gains ``allow_delayed_open=true``
+    (``S3_ONE_REQUEST_WRITES``) unless it sets that option itself; anything else is returned as it is. Only
+    where storage is opened: the run's name in MLflow and what the CLIs print keep the URI as written."""
+    if not uri.startswith("s3://"):
+        return uri
+    path, _, query = uri.partition("?")
+    if any(key == S3_ONE_REQUEST_WRITES for key, _ in urllib.parse.parse_qsl(query, keep_blank_values=True)):
+        return uri
+    return f"{path}?{query}{'&' if query else ''}{S3_ONE_REQUEST_WRITES}=true"
 
 
 def resolved_storage(storage_path: str) -> str:

@@ -16,6 +16,7 @@ import ray
 import ray.train
 from ray.train.torch import TorchTrainer
 
+from raycomp.base.layout import opened_uri
 from raycomp.base.process_env import environment
 from raycomp.launch.private_ray import (
     free_port,
@@ -141,7 +142,7 @@ def torch_trainer(
         ),
         run_config=ray.train.RunConfig(
             name=name,
-            storage_path=storage_path,
+            storage_path=opened_uri(storage_path),
             failure_config=ray.train.FailureConfig(max_failures=config.failure.max_failures),
             checkpoint_config=ray.train.CheckpointConfig(num_to_keep=config.checkpoint.num_to_keep),
             callbacks=list(run_callbacks or []),

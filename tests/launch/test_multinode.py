@@ -195,6 +195,11 @@ def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path
     ]
     resumed = [row["resumed_from_step"] for row in reported if row.get("resumed_from_step")]
     assert resumed and all(step % 16 == 0 for step in resumed), "no trial resumed from an epoch's checkpoint"
+    # Each of these small files (the checkpoints included) went up in one request, not pyarrow's three-request
+    # multipart upload (layout.opened_uri): the storage path has no option saying so.
+    s3_log = cluster.s3.log.read_text().splitlines()
+    multipart = [line for line in s3_log if f"/{prefix}" in line and "?uploads" in line]
+    assert not multipart, multipart[:3]
 
     old = {trial["trial_id"]: trial["eval/accuracy"] for trial in results}
     grown = experiment(cluster, tmp_path, name, **settings, sweep={**sweep, "repeats": 3})

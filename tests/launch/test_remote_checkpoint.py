@@ -21,23 +21,41 @@ from raycomp.core import State
 from raycomp.launch.sinks import StoredFile, StoredHistorySink
 from raycomp.launch.sweep.outcome import trial_history
 from raycomp.launch.sweep.remote_checkpoint import newest_loadable_checkpoint
+from raycomp.launch.sweep.upload import copy_to_storage
 from raycomp.loop.checkpoint import load_checkpoint, save_to_folder
 
 pytestmark = pytest.mark.spawns  # the S3 endpoint is a process of its own
 
 
 @pytest.fixture(scope="module")
-def filesystem(tmp_path_factory):
+def endpoint(tmp_path_factory):
     endpoint = S3Endpoint(tmp_path_factory.mktemp("s3"))
     try:
-        yield pyarrow.fs.S3FileSystem(
-            access_key=endpoint.env["AWS_ACCESS_KEY_ID"],
-            secret_key=endpoint.env["AWS_SECRET_ACCESS_KEY"],
-            region=endpoint.env["AWS_REGION"],
-            endpoint_override=endpoint.url,
-        )
+        yield endpoint
     finally:
         endpoint.stop()
+
+
+@pytest.fixture(scope="module")
+def filesystem(endpoint):
+    return pyarrow.fs.S3FileSystem(
+        access_key=endpoint.env["AWS_ACCESS_KEY_ID"],
+        secret_key=endpoint.env["AWS_SECRET_ACCESS_KEY"],
+        region=endpoint.env["AWS_REGION"],
+        endpoint_override=endpoint.url,
+    )
+
+
+def test_a_small_file_goes_to_a_bucket_in_one_request(endpoint, tmp_path, monkeypatch):
+    """Not pyarrow's three-request multipart upload (``layout.opened_uri``): a sweep's results, here; a trial's
+    files go through the same URI to Ray (tests/launch/test_multinode.py checks the whole sweep's log)."""
+    for name, value in endpoint.env.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "results.json").write_text("{}")
+    before = len(endpoint.log.read_text().splitlines())
+    copy_to_storage([tmp_path / "results.json"], f"{endpoint.uri('runs', 'one-request')}")
+    requests = [line for line in endpoint.log.read_text().splitlines()[before:] if "results.json" in line]
+    assert len(requests) == 1 and '"PUT /raycomp/runs/one-request/results.json ' in requests[0], requests
 
 
 def test_the_newest_checkpoint_that_loads_comes_down_from_the_bucket(filesystem, tmp_path, capsys):

@@ -23,7 +23,7 @@ import pyarrow.fs
 from ray import tune
 
 from raycomp.base.keys import METHOD
-from raycomp.base.layout import join_uri
+from raycomp.base.layout import join_uri, opened_uri
 from raycomp.config.arm import Arm
 
 CONFIG_DIGEST = "training_config"  # the key under which each trial's Tune config holds its training config's digest
@@ -187,5 +187,5 @@ def _folder_params(fs: pyarrow.fs.FileSystem, folder: str) -> dict[str, Any]:
 
 def _filesystem(path: str) -> tuple[pyarrow.fs.FileSystem, str]:
     if "://" in path:
-        return pyarrow.fs.FileSystem.from_uri(path)
+        return pyarrow.fs.FileSystem.from_uri(opened_uri(path))
     return pyarrow.fs.LocalFileSystem(), os.path.abspath(path)

@@ -13,7 +13,7 @@ from ray.tune.search import Searcher
 
 from raycomp.base import keys
 from raycomp.base.errors import NotFound, RunConflict, one_line
-from raycomp.base.layout import is_uri
+from raycomp.base.layout import is_uri, opened_uri
 from raycomp.base.remedies import remedies
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.config.arm import Arm
@@ -182,7 +182,7 @@ def build_tuner(
         ),
         run_config=tune.RunConfig(
             name=name,
-            storage_path=storage_path,
+            storage_path=opened_uri(storage_path),
             callbacks=[
                 *result_loggers(storage_path),
                 *(callbacks or []),
@@ -224,7 +224,7 @@ def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None =
         raise NotFound(f"no sweep to resume at {folder} (run without {remedies().resume} to start one)")
     try:
         tuner = tune.Tuner.restore(
-            folder, trainable=make_trainable(config, parent), resume_unfinished=True, resume_errored=True
+            opened_uri(folder), trainable=make_trainable(config, parent), resume_unfinished=True, resume_errored=True
         )
     except Exception as error:  # a damaged tuner.pkl: unpickling fails in many ways
         raise RunConflict(

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pyarrow.fs
 
-from raycomp.base.layout import join_uri
+from raycomp.base.layout import join_uri, opened_uri
 
 
 def copy_to_storage(paths: list[Path], run_dir: str) -> list[str]:
     """Copies each file or folder in ``paths`` to ``run_dir`` (a URI), keeping its name; returns the URIs."""
-    filesystem, root = pyarrow.fs.FileSystem.from_uri(run_dir)
+    filesystem, root = pyarrow.fs.FileSystem.from_uri(opened_uri(run_dir))
     filesystem.create_dir(root, recursive=True)  # a bucket needs none; a mounted or local folder does
     copied = []
     for path in paths:
