@@ -8,7 +8,8 @@ tests/launch/test_multinode.py. Each sweep is sb.yaml shrunk to trials of 2 step
 cluster. Per sweep size it records:
 
 - the driver's CPU seconds and peak resident memory (its rusage: a joined driver starts no process of its own),
-  per trial, and its peak while the trials run and after (/proc, twice a second);
+  per trial, and its peak while the trials run and after (/proc, twice a second); its CPU before the first
+  trial's first step (start-up, the same for any sweep size) and per trial after it;
 - the time to write results.json and the report (the driver's clock between its last trial and those lines);
 - MLflow requests per trial (the server's access log) and whether every trial's metrics reached the store;
 - S3 requests per trial by kind (HEAD, LIST, GET, write: the S3 endpoint's access log), over the whole sweep and
@@ -151,6 +152,9 @@ def one_sweep(
     card = html[html.find('<table id="method-card"') :]
     drawn = card[: card.find("</table>")].count("<tr") - 1  # its rows but the header
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    first_step = min((run.data.metrics["time/first_step_unix"] for run in ended), default=None)
+    start_up = memory.cpu_before(first_step) if first_step is not None else None
+    running = None if start_up is None else round(1000 * (cpu - start_up) / len(results["trials"]), 1)
     trials = len(results["trials"])  # sweep_arms lists once arms that differ only where an algorithm is left out
     return {
         "trials": trials,
@@ -158,6 +162,9 @@ def one_sweep(
         "wall_s": round(wall, 1),
         "driver_cpu_s": round(cpu, 1),
         "driver_cpu_ms_per_trial": round(1000 * cpu / trials, 1),
+        # before the first trial's first step (imports, clients, the Tuner), and a trial once trials run
+        "driver_start_up_cpu_s": None if start_up is None else round(start_up, 1),
+        "driver_cpu_ms_per_trial_after_start_up": running,
         "driver_peak_mb": round(after.ru_maxrss / 1024),  # the largest child so far: run sizes in increasing order
         # sampled: while the trials run (to Tune's last line), while results.json is written, then the report
         "driver_peak_mb_phases": {phase: memory.peak_mb(phase) for phase in ("trials", "results", "report")},
@@ -184,14 +191,18 @@ def one_sweep(
 
 
 class ResidentMemory:
-    """The driver's resident memory, read from /proc twice a second, in three phases split at the driver's lines
-    (``MARKS``): the trials, results.json, the report. Where its peak is says what grows it."""
+    """The driver's resident memory and CPU time, read from /proc twice a second. Memory in three phases split at
+    the driver's lines (``MARKS``): the trials, results.json, the report; where its peak is says what grows it.
+    CPU time by the clock, to part the driver's start-up (imports, Ray's and MLflow's clients, the Tuner) from
+    what it spends once trials run: a cost a trial that a short sweep's start-up does not inflate."""
 
     PHASES = ("trials", "results", "report")
+    TICKS = os.sysconf("SC_CLK_TCK")
 
     def __init__(self, pid: int, seen: dict[str, float]):
         self.pid, self.seen = pid, seen
         self.samples: list[tuple[float, int]] = []  # (monotonic time, kB)
+        self.cpu: list[tuple[float, float]] = []  # (Unix time, CPU seconds)
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
@@ -200,10 +211,13 @@ class ResidentMemory:
         while not self._done.wait(0.5):
             try:
                 status = Path(f"/proc/{self.pid}/status").read_text()
+                stat = Path(f"/proc/{self.pid}/stat").read_text()
             except OSError:
                 return
             kilobytes = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
             self.samples.append((time.monotonic(), kilobytes))
+            fields = stat[stat.rindex(")") + 2 :].split()  # after the command's name, which may hold spaces
+            self.cpu.append((time.time(), (int(fields[11]) + int(fields[12])) / self.TICKS))  # utime, stime
 
     def stop(self) -> None:
         self._done.set()
@@ -215,6 +229,11 @@ class ResidentMemory:
         end = self.seen.get(MARKS[index], float("inf")) if index < len(MARKS) - 1 else float("inf")
         values = [kb for at, kb in self.samples if start <= at < end]
         return round(max(values) / 1024) if values else None
+
+    def cpu_before(self, unix: float) -> float | None:
+        """The driver's CPU seconds at its last sample before ``unix``."""
+        before = [seconds for at, seconds in self.cpu if at <= unix]
+        return before[-1] if before else None
 
 
 def slot_gaps(ends: list[float], first_steps: list[float], slots: int) -> list[float]:
