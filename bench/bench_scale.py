@@ -60,13 +60,18 @@ def sweep_shape(trials: int) -> tuple[list[float], int]:
     return [round(1.0 - index / 100, 2) for index in range(grid)], samples
 
 
-def experiment(folder: Path, name: str, trials: int, storage: str, tracking: str) -> Path:
+def experiment(folder: Path, name: str, trials: int, storage: str, tracking: str, width: int = 32) -> Path:
+    """The shrunk sb.yaml sweep; ``width`` is the built-in CNN's (32, its default: a 0.75 MB checkpoint; 4: 20 KB,
+    for sweeps whose checkpoints would not fit in the memory of moto's server, which holds every object there)."""
     ends, samples = sweep_shape(trials)
     space = {"algorithms.selective_backprop.keep": {"uniform": [0.2, 0.9]}}
     if len(ends) > 1:
         space["algorithms.selective_backprop.end"] = {"grid": ends}
     config = {
         "name": name,
+        "model": {"name": "cnn"}
+        if width == 32
+        else {"class_path": "raycomp.models.cnn.SmallCNN", "init_args": {"width": width}},
         "data": {"num_train": 256, "num_test": 128, "batch_size": 128},
         "max_duration": "1ep",
         "algorithms": {"selective_backprop": {"start": 0.0, "end": 1.0, "keep": 0.5, "interrupt": 0}},
@@ -113,10 +118,10 @@ def s3_requests(log: Path, since: float, until: float = float("inf")) -> dict[st
 
 
 def one_sweep(
-    trials: int, folder: Path, s3: S3Endpoint, mlflow: PostgresMlflow, env: dict[str, str], slots: int
+    trials: int, folder: Path, s3: S3Endpoint, mlflow: PostgresMlflow, env: dict[str, str], slots: int, width: int
 ) -> dict:
-    name = f"scale-{trials}"
-    path = experiment(folder, name, trials, s3.uri("runs"), mlflow.uri)
+    name = f"scale-{trials}-{uuid.uuid4().hex[:6]}"  # a size may be asked for more than once
+    path = experiment(folder, name, trials, s3.uri("runs"), mlflow.uri, width)
     before_requests = requests(mlflow.log)
     since = time.time()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -265,6 +270,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, nargs="+", default=[100, 300, 1000])
     parser.add_argument("--cpus", type=int, default=4, help="CPUs each of the two worker nodes declares")
+    parser.add_argument("--width", type=int, default=32, help="the CNN's width (experiment's docstring)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="raycomp-scale-"))
@@ -278,7 +284,9 @@ def main() -> None:
         for asked in sorted(args.trials):
             ends, samples = sweep_shape(asked)
             trials = len(ends) * samples + 1
-            row = one_sweep(trials, folder, s3, mlflow, {**env, "RAY_ADDRESS": f"127.0.0.1:{head.gcs}"}, 2 * args.cpus)
+            row = one_sweep(
+                trials, folder, s3, mlflow, {**env, "RAY_ADDRESS": f"127.0.0.1:{head.gcs}"}, 2 * args.cpus, args.width
+            )
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
@@ -286,7 +294,7 @@ def main() -> None:
             node.stop()
         mlflow.stop()
         s3.stop()
-    machine = f"{os.cpu_count()} cores; worker nodes declaring {args.cpus} CPUs each"
+    machine = f"{os.cpu_count()} cores; worker nodes declaring {args.cpus} CPUs each; CNN width {args.width}"
     if args.json:
         args.json.write_text(json.dumps({"machine": machine, "rows": rows}, indent=1))
 
