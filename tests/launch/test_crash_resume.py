@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -291,7 +292,13 @@ def tune_main_here(argv: list[str]) -> tuple[int, str]:
         sys.path[:] = path
         os.environ.clear()
         os.environ.update(environment)
-    return code, printed.getvalue()
+    # Not the lines Ray forwards from the workers of the suite's shared Ray, which may print in the meantime
+    # ("(run_trial pid=N) ...", in colour: a trial actor of the sweep before, ended by Ray, once printed its
+    # SIGTERM's traceback here): the command's own output only.
+    return code, "".join(line for line in printed.getvalue().splitlines(True) if not RAY_WORKER_LINE.match(line))
+
+
+RAY_WORKER_LINE = re.compile(r"(\x1b\[[0-9;]*m)*\((\S+ )?pid=\d+(, ip=\S+)?\)")
 
 
 def grow_a_sweep(storage: Path) -> dict[tuple[str, int], dict[str, Any]]:
