@@ -30,10 +30,15 @@ from raycomp.tracking.experiment_page import mark_training_experiment
 from raycomp.tracking.ref import redacted_uri
 
 # A server that is down must not stall training: MLflow's defaults retry for minutes. A failed send
-# is kept and sent again at the next report (client.py), so a few quick tries are enough.
+# is kept and sent again at the next report (client.py), so a few quick tries are enough, without
+# exponential backoff (MLflow's factor is an integer: 1 slept ~3 s a call, and a find on a dead server
+# made dozens of calls: its driver and trials sat in those sleeps). A random wait of up to half a second
+# before the second retry keeps many trials from calling a recovering server at once; a 429 or 503's
+# Retry-After is still honoured.
 HTTP_ENV = {
     "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
-    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "0",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_JITTER": "0.5",
     "MLFLOW_HTTP_REQUEST_TIMEOUT": "10",
 }
 # At start nothing has been sent yet: a store that is down is told at once. A server's /health is asked
