@@ -48,6 +48,9 @@ def shrunk_find_cnn(storage: Path) -> list[str]:
         "find.accuracy_tolerance": 1.0,  # the tiny set's accuracy says nothing
         "find.baseline_budgets": "[]",
         "find.max_settings": 1,
+        # One trial at a time: each round's trials share one trial process (its imports and first MLflow and
+        # optimizer set-up, seconds of CPU each), and none times its steps beside another.
+        "find.max_concurrent_trials": 1,
         # Screen and Confirm take up to two more seeds when two do not resolve (a busy machine's timing).
         **{f"find.{stage}": "[2, 4]" if stage in ("screen", "confirm") else "[2, 2]" for stage in STAGES},
     }
@@ -69,6 +72,9 @@ def shrunk_own_model() -> list[str]:
         "find.baseline_budgets": "[]",
         "find.control": "false",
         "find.max_settings": 1,
+        # One trial at a time: each round's trials share one trial process (its imports and first MLflow and
+        # optimizer set-up, seconds of CPU each), and none times its steps beside another.
+        "find.max_concurrent_trials": 1,
         # Screen and Confirm take up to two more seeds when two do not resolve (a busy machine's timing).
         **{f"find.{stage}": "[2, 4]" if stage in ("screen", "confirm") else "[2, 2]" for stage in STAGES},
     }

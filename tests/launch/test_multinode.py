@@ -296,7 +296,7 @@ EXCLUDES = [".venv", ".git", "runs", "mlruns", "mlflow.db", "*.whl", "**/__pycac
 def test_ray_job_submit_runs_a_find_whose_stages_train_on_the_cluster(cluster, tmp_path):
     """`raycomp find` as a cluster job (issue 30 item 5), the repository as its working dir: its driver joins the
     head, each stage's round of trials is a Tune run on the worker nodes, and it answers in the shared storage."""
-    path = shrunk(tmp_path, "find-job", control=False)
+    path = shrunk(tmp_path, "find-job", control=False, max_concurrent_trials=1)  # a round's trials in one process
     config = path.read_text().replace(f"tracking_uri: sqlite:///{tmp_path / 'mlflow.db'}", "enabled: false")
     path.write_text(config)
     logs = submit_and_wait(cluster.head.dashboard, cluster.env, REPO, {"excludes": EXCLUDES}, path, command="find")
