@@ -1,4 +1,5 @@
 import os
+import sys
 
 import pytest
 import torch
@@ -31,16 +32,55 @@ def private_text_cache(tmp_path_factory):
     os.environ["RAYCOMP_CACHE_DIR"] = str(tmp_path_factory.mktemp("raycomp-cache"))
 
 
+class SharedRay:
+    """The suite's real local Ray, one per test process, started as the CLIs start it by the first test that asks
+    for it and stopped once the next test of this process does not (``pytest_runtest_teardown``).
+
+    An idle Ray still costs ~3.6 CPU-s a minute (its dashboard, idle workers, log monitor and raylet:
+    docs/benchmarks.md, "The test suite"); kept for the whole run, the two processes' Rays idled through the
+    CLI and quick tests, which start no Ray or a private one. The tests that share it run first, together."""
+
+    @staticmethod
+    def up() -> None:
+        import ray
+
+        from raycomp.launch.cluster import init_ray
+
+        if not ray.is_initialized():
+            init_ray(num_cpus=2)
+
+    @staticmethod
+    def down() -> None:
+        ray = sys.modules.get("ray")  # not imported: no Ray to stop (and the quick tests never import it)
+        if ray is not None and ray.is_initialized():
+            ray.shutdown()
+
+
 @pytest.fixture(scope="session")
-def local_ray():
-    """One real local Ray for the whole test run (started on first use), as the CLIs start it."""
+def shared_ray():
+    """Starts the shared Ray now (for a fixture wider than one test, which then requests this one)."""
+    SharedRay.up()
+    yield SharedRay
+    SharedRay.down()
+
+
+@pytest.fixture
+def local_ray(shared_ray):
+    """The shared local Ray (``SharedRay``), started again if an earlier test's end stopped it."""
     import ray
 
-    from raycomp.launch.cluster import init_ray
+    shared_ray.up()
+    return ray
 
-    init_ray(num_cpus=2)
-    yield ray
-    ray.shutdown()
+
+_RAY_FIXTURES = {"local_ray", "shared_ray"}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a test's own teardown: the shared Ray stops when the next test of this process does not use it."""
+    if nextitem is None or not _RAY_FIXTURES & set(nextitem.fixturenames):
+        SharedRay.down()
 
 
 # Tests that start Ray or a server, or processes of their own (DDP ranks, a CLI, an import check): the slow
@@ -49,14 +89,14 @@ def local_ray():
 # that start a Ray of their own stop only their own processes, so they can run beside the other worker's.
 # (No xdist_group: with pytest 9, pytest-xdist 3.8's loadgroup cannot rename the items and ignores groups.)
 _OWN_RAY = {"test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray
-_SLOW_FIXTURES = {"local_ray", "mlflow_server", "shared_mlflow_server", "tracking_server"}
+_SLOW_FIXTURES = {"local_ray", "shared_ray", "mlflow_server", "shared_mlflow_server", "tracking_server"}
 _LONGEST = {"test_crash_resume.py"}  # over 3 minutes alone: started first, so that nothing waits on it at the end
 
 
 def pytest_collection_modifyitems(config, items):
     cost: dict[str, int] = {}
     for item in items:
-        shares_ray = "local_ray" in item.fixturenames
+        shares_ray = bool(_RAY_FIXTURES & set(item.fixturenames))
         owns_ray = item.path.name in _OWN_RAY or item.get_closest_marker("subprocess_cli") is not None
         spawns = item.get_closest_marker("spawns") is not None
         if shares_ray or item.path.name in _OWN_RAY:
@@ -64,10 +104,13 @@ def pytest_collection_modifyitems(config, items):
         slow = shares_ray or owns_ray or spawns or bool(_SLOW_FIXTURES & set(item.fixturenames))
         if slow:
             item.add_marker(pytest.mark.slow)
-        cost[item.nodeid] = -1 if item.path.name in _LONGEST else 0 if owns_ray else 1 if slow else 2
+        cost[item.nodeid] = (
+            -1 if item.path.name in _LONGEST else 0 if shares_ray else 1 if owns_ray else 2 if slow else 3
+        )
     # The costliest first (a stable sort: each module's order stays), so that under pytest-xdist the quick tests
     # fill in at the end. With `--dist worksteal` (README) a worker that runs out takes tests from the other; with
-    # the default `--dist load` one worker ran the last long tests for minutes while the other idled.
+    # the default `--dist load` one worker ran the last long tests for minutes while the other idled. The tests
+    # that share a Ray come together, so that it starts once and stops after them (``SharedRay``).
     items.sort(key=lambda item: cost[item.nodeid])
 
 

@@ -36,7 +36,7 @@ def tiny_experiment(storage: Path, name: str = "tiny", **changes) -> dict:
 
 
 @pytest.fixture(scope="session")
-def sweep(tmp_path_factory, local_ray) -> Path:
+def sweep(tmp_path_factory, shared_ray) -> Path:
     """The sweep's folder, after ``python -m raycomp.tune`` ran it (tracking to SQLite beside it).
 
     Session-scoped, not module-scoped: under pytest-xdist the Ray tests of several modules interleave on
@@ -44,6 +44,7 @@ def sweep(tmp_path_factory, local_ray) -> Path:
     """
     from raycomp.cli.tune import main
 
+    shared_ray.up()  # an earlier test's end may have stopped it
     storage = tmp_path_factory.mktemp("report-sweep")
     path = storage / "tiny.yaml"
     path.write_text(yaml.safe_dump(tiny_experiment(storage)))
