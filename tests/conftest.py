@@ -90,11 +90,14 @@ def pytest_runtest_teardown(item, nextitem):
 # (No xdist_group: with pytest 9, pytest-xdist 3.8's loadgroup cannot rename the items and ignores groups.)
 _OWN_RAY = {"test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray
 _SLOW_FIXTURES = {"local_ray", "shared_ray", "mlflow_server", "shared_mlflow_server", "tracking_server"}
-_LONGEST = {"test_crash_resume.py"}  # over 3 minutes alone: started first, so that nothing waits on it at the end
+# Rough seconds a slow test takes on the 2-core machine, by kind (docs/benchmarks.md, "The test suite"), and the
+# modules far over their kind's figure (the crash test, the cluster's three tests and its start), for the split.
+_SECONDS = {"shares_ray": 12, "owns_ray": 25, "slow": 4}
+_MODULE_SECONDS = {"test_crash_resume.py": 110, "test_multinode.py": 190}
 
 
 def pytest_collection_modifyitems(config, items):
-    cost: dict[str, int] = {}
+    kind: dict[str, str] = {}
     for item in items:
         shares_ray = bool(_RAY_FIXTURES & set(item.fixturenames))
         owns_ray = item.path.name in _OWN_RAY or item.get_closest_marker("subprocess_cli") is not None
@@ -104,14 +107,37 @@ def pytest_collection_modifyitems(config, items):
         slow = shares_ray or owns_ray or spawns or bool(_SLOW_FIXTURES & set(item.fixturenames))
         if slow:
             item.add_marker(pytest.mark.slow)
-        cost[item.nodeid] = (
-            -1 if item.path.name in _LONGEST else 0 if shares_ray else 1 if owns_ray else 2 if slow else 3
-        )
-    # The costliest first (a stable sort: each module's order stays), so that under pytest-xdist the quick tests
-    # fill in at the end. With `--dist worksteal` (README) a worker that runs out takes tests from the other; with
-    # the default `--dist load` one worker ran the last long tests for minutes while the other idled. The tests
-    # that share a Ray come together, so that it starts once and stops after them (``SharedRay``).
-    items.sort(key=lambda item: cost[item.nodeid])
+        kind[item.nodeid] = "shares_ray" if shares_ray else "owns_ray" if owns_ray else "slow" if slow else "quick"
+    items[:] = two_lanes(items, kind)
+
+
+def two_lanes(items: list, kind: dict[str, str]) -> list:
+    """The slow tests in two lanes of about equal time, each lane's Ray-sharing tests together and first, and each
+    lane followed by half the quick tests: lane A, quick, lane B, quick.
+
+    ``--dist worksteal`` (README) gives each of its two workers one contiguous half of this list, and a worker that
+    runs out takes tests from the end of the other's: so both start on slow tests, both end on quick ones, a
+    module's slow tests stay on one worker (the cluster module's fixture starts its cluster once), and each
+    worker's Ray starts once and stops after its last user (``SharedRay``). Sorted costliest-first into one list
+    instead, one worker got every slow test and the other stole the tail of them, in pieces."""
+    modules: dict[object, list] = {}
+    quick = []
+    for item in items:
+        (quick if kind[item.nodeid] == "quick" else modules.setdefault(item.path, [])).append(item)
+    seconds = {
+        path: _MODULE_SECONDS.get(path.name, sum(_SECONDS[kind[item.nodeid]] for item in module))
+        for path, module in modules.items()
+    }
+    lanes: tuple[list, list] = ([], [])
+    totals = [0.0, 0.0]
+    for path in sorted(modules, key=lambda path: -seconds[path]):
+        lane = totals.index(min(totals))
+        lanes[lane].extend(modules[path])
+        totals[lane] += seconds[path]
+    order = {"shares_ray": 0, "owns_ray": 1, "slow": 2}
+    first, second = (sorted(lane, key=lambda item: order[kind[item.nodeid]]) for lane in lanes)
+    fill = max(0, len(items) // 2 - len(first))  # worksteal's first worker takes len(items) // 2 of them
+    return first + quick[:fill] + second + quick[fill:]
 
 
 @pytest.fixture
