@@ -20,7 +20,7 @@ import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import torch
 
@@ -45,7 +45,19 @@ LATEST = "latest.pt"
 def atomic_save(obj: Any, path: Path) -> None:
     """``torch.save`` written whole (``atomic_files``): a crash leaves the old file as it was."""
     with atomic_writer(path) as file:
+        torch_save(obj, file)
+
+
+def torch_save(obj: Any, file: BinaryIO) -> None:
+    """``torch.save``, through which an interrupt stays an interrupt. Ctrl-C, or SIGTERM turned into it, landing
+    in one of its writes made torch's zip writer raise its own ``RuntimeError`` ("unexpected pos") as it closed,
+    over the ``KeyboardInterrupt``: the run then ended failed (exit 1), not interrupted (130)."""
+    try:
         torch.save(obj, file)
+    except Exception as error:
+        if isinstance(error.__context__, KeyboardInterrupt):
+            raise error.__context__ from None
+        raise
 
 
 def save_to_folder(state: State, folder: str | Path) -> Path:

@@ -1,3 +1,4 @@
+import io
 import os
 import signal
 import subprocess
@@ -12,7 +13,14 @@ from torch import nn
 from raycomp import Algorithm, Event, Trainer
 from raycomp.algorithms import SelectiveBackprop
 from raycomp.core import State
-from raycomp.loop.checkpoint import CheckpointError, KeptCheckpoints, load_checkpoint, save_checkpoint, save_to_folder
+from raycomp.loop.checkpoint import (
+    CheckpointError,
+    KeptCheckpoints,
+    load_checkpoint,
+    save_checkpoint,
+    save_to_folder,
+    torch_save,
+)
 
 
 class ScaleInput(Algorithm):
@@ -401,3 +409,27 @@ def test_a_kept_checkpoint_copy_that_fails_midway_leaves_no_half_copied_folder(t
     with pytest.raises(shutil.Error):
         kept.add(broken)
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [first.name]
+
+
+def test_an_interrupt_landing_in_a_checkpoints_write_stays_an_interrupt():
+    """SIGTERM (turned into Ctrl-C) landing in one of ``torch.save``'s writes: torch's zip writer raised its own
+    RuntimeError ("unexpected pos") over the KeyboardInterrupt, and `python -m raycomp.train` exited 1, failed,
+    instead of 130 (CI, test_run_folder.py's M7 test). Here the third write is interrupted, as the signal was."""
+
+    class InterruptedAtThirdWrite(io.RawIOBase):
+        def __init__(self) -> None:
+            self.writes = 0
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, data) -> int:
+            self.writes += 1
+            if self.writes == 3:
+                raise KeyboardInterrupt
+            return len(data)
+
+    with pytest.raises(KeyboardInterrupt):
+        torch_save({"weights": torch.zeros(10_000)}, InterruptedAtThirdWrite())
+    with pytest.raises(RuntimeError):  # what torch.save itself raises there (so the test above can fail)
+        torch.save({"weights": torch.zeros(10_000)}, InterruptedAtThirdWrite())
