@@ -3,10 +3,12 @@ private local Ray listens on loopback only)."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import itertools
 import json
 import os
+import time
 
 import psutil
 import yaml
@@ -18,6 +20,11 @@ SB = "algorithms.selective_backprop"
 
 def test_l9_the_private_local_ray_listens_on_loopback_only(local_ray):
     assert {node["NodeManagerAddress"] for node in local_ray.nodes()} == {"127.0.0.1"}
+    # A Train worker of an earlier test on this Ray may still be exiting: its DDP group's store (torch's TCPStore,
+    # not Ray's) listens on every interface while the group lives (CI once saw one here). Wait for it to go.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any("RayTrainWorker" in name for name in _descendant_command_lines()):
+        time.sleep(0.2)
     ours = {os.getpid(), *(child.pid for child in psutil.Process().children(recursive=True))}
     listening = [
         (conn.pid, conn.laddr.ip)
@@ -128,3 +135,12 @@ def test_m1_max_concurrent_trials_one_runs_trials_one_after_another(tmp_path, lo
     spans.sort()
     for (_, first_end), (second_start, _) in itertools.pairwise(spans):
         assert second_start >= first_end - 1.5  # two at once (the defect) overlap by a whole trial
+
+
+def _descendant_command_lines() -> list[str]:
+    """The command lines of this process's descendants (a Ray worker's is its title, "ray::RayTrainWorker...")."""
+    names = []
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            names.append(" ".join(child.cmdline()))  # name() is cut to 15 characters: "ray::RayTrainWo"
+    return names
