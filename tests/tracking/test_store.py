@@ -182,7 +182,7 @@ def test_a_failing_server_costs_a_call_three_quick_tries_not_a_backoff(monkeypat
     """A server answering 500 (or gone) is tried three times per call with no exponential backoff between: with
     MLflow's backoff factor 1 the third try came 2 to 3 s after the first, and a find whose server died sat in
     those sleeps for half its time (docs/benchmarks.md). Bound: the tries come within 0.5 s of jitter, here under
-    1.5 s in all on a busy machine; the old setting could not come under 2 s."""
+    1.8 s in all on a busy machine (1.3 s of margin); the old setting slept at least 2 s before its third try."""
     for key in (
         "MLFLOW_HTTP_REQUEST_MAX_RETRIES",
         "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR",
@@ -211,4 +211,4 @@ def test_a_failing_server_costs_a_call_three_quick_tries_not_a_backoff(monkeypat
         server.shutdown()
         server.server_close()
     assert len(tries) == 3, tries
-    assert tries[-1] - tries[0] < 1.5, [round(t - tries[0], 2) for t in tries]
+    assert tries[-1] - tries[0] < 1.8, [round(t - tries[0], 2) for t in tries]
