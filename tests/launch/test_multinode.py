@@ -19,6 +19,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ pytestmark = [
 SWEEP_TIMEOUT_S = 420
 REPO = Path(__file__).resolve().parents[2]
 KEEP = "algorithms.selective_backprop.keep"
+EPOCHS = 3  # the lost-node sweep's trials: a checkpoint an epoch
 
 
 class Cluster:
@@ -115,23 +117,32 @@ def finish(process: subprocess.Popen) -> tuple[int, str]:
     return code, process.log.read_text()  # type: ignore[attr-defined]
 
 
-def wait_for_checkpoints(cluster: Cluster, prefix: str, more_than: int, process: subprocess.Popen) -> int:
-    """Waits until the bucket holds more than ``more_than`` checkpoints under ``prefix``; returns how many."""
+def wait_for_a_trial_mid_training(
+    cluster: Cluster, prefix: str, before: dict[str, int], process: subprocess.Popen
+) -> dict[str, int]:
+    """Waits until a trial has a checkpoint more than in ``before`` and is still training (fewer than its
+    ``EPOCHS`` checkpoints), so that killing now loses work a checkpoint saved; returns the checkpoints a trial.
+
+    Waiting for any new checkpoint instead was a race: on a busy machine the first trial could write all three and
+    finish before the test's kill, which then found the other trials before their first checkpoint (retried from
+    scratch, correctly), and no trial was left to show a resume from a checkpoint."""
     deadline = time.monotonic() + SWEEP_TIMEOUT_S
     while time.monotonic() < deadline and process.poll() is None:
         found = checkpoints(cluster, prefix)
-        if found > more_than:
+        if any(before.get(trial, 0) < count < EPOCHS for trial, count in found.items()):
             return found
-        time.sleep(0.3)
+        time.sleep(0.2)
     log = process.log.read_text()  # type: ignore[attr-defined]
-    raise AssertionError(f"no new checkpoint in the bucket:\n{log[-3000:]}")
+    raise AssertionError(f"no trial in the bucket with a new checkpoint and still training:\n{log[-3000:]}")
 
 
-def checkpoints(cluster: Cluster, prefix: str) -> int:
-    """The checkpoints whole in the bucket: a folder counts once its ``checkpoint.pt`` is there (a folder's key
-    appears when its upload starts, before Tune knows the checkpoint: a node killed then retries from scratch)."""
-    keys_ = cluster.s3.object_keys(prefix)
-    return len({key.rsplit("/", 1)[0] for key in keys_ if "/checkpoint_" in key and key.endswith("/checkpoint.pt")})
+def checkpoints(cluster: Cluster, prefix: str) -> dict[str, int]:
+    """The checkpoints whole in the bucket, per trial folder: a checkpoint counts once its ``checkpoint.pt`` is there
+    (a folder's key appears when its upload starts, before Tune knows the checkpoint: a node killed then retries
+    from scratch)."""
+    folders = {key.rsplit("/", 1)[0] for key in cluster.s3.object_keys(prefix)
+               if "/checkpoint_" in key and key.endswith("/checkpoint.pt")}  # fmt: skip
+    return Counter(folder.rsplit("/", 2)[-2] for folder in folders)
 
 
 def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path):
@@ -143,7 +154,7 @@ def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path
     settings = {
         # 16 steps an epoch: long enough that the nodes die while the first trials to checkpoint still train
         "data": {"num_train": 1024, "num_test": 128, "batch_size": 64},
-        "max_duration": "3ep",
+        "max_duration": f"{EPOCHS}ep",
         "scaling": {"num_workers": 0},
         "failure": {"max_failures": 3},
     }
@@ -151,12 +162,12 @@ def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path
     path = experiment(cluster, tmp_path, name, **settings, sweep={**sweep, "repeats": 2})
     prefix = f"runs/{name}/"
     process = start_sweep(cluster, path)
-    seen = wait_for_checkpoints(cluster, prefix, 0, process)
+    seen = wait_for_a_trial_mid_training(cluster, prefix, {}, process)
     for node in list(cluster.workers):
         node.kill()
         cluster.workers.remove(node)
     cluster.add_workers(1)
-    seen = wait_for_checkpoints(cluster, prefix, seen, process)
+    wait_for_a_trial_mid_training(cluster, prefix, seen, process)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
     finished = trained_steps(cluster, name)
@@ -169,7 +180,7 @@ def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path
     assert len(results) == 4 and {trial["status"] for trial in results} == {"TERMINATED"}
     for trial in results:
         steps = [point["step"] for point in trial["curve"]]
-        assert steps == sorted(set(steps)) and len(steps) == 3, trial["curve"]  # an evaluation per epoch, once
+        assert steps == sorted(set(steps)) and len(steps) == EPOCHS, trial["curve"]  # an evaluation per epoch, once
 
     runs = cluster.mlflow.runs(name)
     assert {run.info.status for run in runs} == {"FINISHED"}, [(r.info.run_name, r.info.status) for r in runs]
