@@ -15,6 +15,29 @@ from typing import Any
 from raycomp.base import keys
 
 
+class TuneArm(dict):
+    """``Arm.as_tune``'s dict, read-only, which a copy shares instead of copying.
+
+    Tune's grid search deep-copies its whole spec, every arm of the grid in it, for each variant it makes: a sweep
+    of n arms copied n² dicts, 2.3 CPU-s of the driver's at 1,000 arms and 25 at 3,000 (docs/benchmarks.md, "At
+    scale"). An arm never changes once made, so a copy may be the arm itself; a change raises, where it would change
+    every trial's copy."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TuneArm:
+        return self
+
+    def __copy__(self) -> TuneArm:
+        return self
+
+    def __reduce__(self) -> tuple[type[TuneArm], tuple[dict[str, Any]]]:
+        return TuneArm, (dict(self),)  # not item by item: the unpickler's way of filling a dict sets items
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a sweep arm's Tune config is read-only (Arm.replace makes another)")
+
+    __setitem__ = __delitem__ = __ior__ = update = pop = popitem = clear = setdefault = _read_only  # type: ignore[assignment]
+
+
 @dataclass(frozen=True)
 class Arm:
     """``variant`` (baseline, control, frontier, method), the configuration it belongs to (``config_id``),
@@ -49,13 +72,13 @@ class Arm:
     def replace(self, **changes: Any) -> Arm:
         return dataclasses.replace(self, **changes)
 
-    def as_tune(self) -> dict[str, Any]:
+    def as_tune(self) -> TuneArm:
         """The arm as Tune's config holds it (flattened into its table as ``arm/variant``, ...)."""
         data = {"variant": self.variant, "config_id": self.config_id, "overrides": dict(self.overrides)}
         data["repeat"] = self.repeat
         if self.budget is not None:
             data["budget"] = self.budget
-        return data
+        return TuneArm(data)
 
     @classmethod
     def from_tune(cls, data: Mapping[str, Any]) -> Arm:
