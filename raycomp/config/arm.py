@@ -35,7 +35,8 @@ class TuneArm(dict):
     def _read_only(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("a sweep arm's Tune config is read-only (Arm.replace makes another)")
 
-    __setitem__ = __delitem__ = __ior__ = update = pop = popitem = clear = setdefault = _read_only  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __ior__ = _read_only  # type: ignore[assignment]
+    update = pop = popitem = clear = setdefault = _read_only  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
