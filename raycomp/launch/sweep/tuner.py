@@ -13,11 +13,12 @@ from ray.tune.search import Searcher
 
 from raycomp.base import keys
 from raycomp.base.errors import NotFound, RunConflict, one_line
-from raycomp.base.layout import is_uri, opened_uri
+from raycomp.base.layout import is_uri
 from raycomp.base.remedies import remedies
 from raycomp.config import ExperimentConfig, SweepConfig
 from raycomp.config.arm import Arm
 from raycomp.launch.cluster import TRIAL_SLOT
+from raycomp.launch.sweep.bucket import tune_storage
 from raycomp.launch.sweep.credentials import (
     config_without_credentials,
     keep_saved_state_private,
@@ -167,6 +168,7 @@ def build_tuner(
     param_space, searcher, num_samples = search_space(config, max_concurrent, arms)
     storage_path, name = folder or (config.layout.storage, config.name)
     limited_by_searcher = not isinstance(searcher, Searcher)  # a BasicVariantGenerator limits itself
+    opened_path, filesystem = tune_storage(storage_path)
     tuner = tune.Tuner(
         make_trainable(config, parent),
         param_space=param_space,
@@ -182,7 +184,8 @@ def build_tuner(
         ),
         run_config=tune.RunConfig(
             name=name,
-            storage_path=opened_uri(storage_path),
+            storage_path=opened_path,
+            storage_filesystem=filesystem,
             callbacks=[
                 *result_loggers(storage_path),
                 *(callbacks or []),
@@ -223,8 +226,13 @@ def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None =
     if not tune.Tuner.can_restore(folder):
         raise NotFound(f"no sweep to resume at {folder} (run without {remedies().resume} to start one)")
     try:
+        opened_folder, filesystem = tune_storage(folder)
         tuner = tune.Tuner.restore(
-            opened_uri(folder), trainable=make_trainable(config, parent), resume_unfinished=True, resume_errored=True
+            opened_folder,
+            trainable=make_trainable(config, parent),
+            resume_unfinished=True,
+            resume_errored=True,
+            storage_filesystem=filesystem,
         )
     except Exception as error:  # a damaged tuner.pkl: unpickling fails in many ways
         raise RunConflict(

@@ -1,0 +1,39 @@
+"""A sweep's storage as raycomp hands it to Tune: a bucket opened once, as a filesystem Tune's copies share.
+
+Tune deep-copies its experiment spec twice for each variant, and makes every variant of an experiment at its first
+trial. The spec holds the experiment's ``StorageContext``, and a deep copy of pyarrow's ``S3FileSystem`` in it
+builds a new one through its ``__reduce__``: 7.7 ms of CPU a copy, ~15 CPU-s of the driver's at the start of a
+1,000-arm experiment and ~15 ms a trial (docs/benchmarks.md, "At scale"). A filesystem's options never change once
+it is made, so a copy may be the filesystem itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow.fs
+
+from raycomp.base.layout import opened_uri
+
+
+class SharedS3FileSystem(pyarrow.fs.S3FileSystem):
+    """An ``S3FileSystem`` whose copies are itself. Pickled (to a trial's process, into Tune's saved state) it is a
+    plain ``S3FileSystem`` with the same options: ``S3FileSystem.__reduce__`` names its own class."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SharedS3FileSystem:
+        return self
+
+    def __copy__(self) -> SharedS3FileSystem:
+        return self
+
+
+def tune_storage(storage: str) -> tuple[str, pyarrow.fs.FileSystem | None]:
+    """``RunConfig``'s (and ``Tuner.restore``'s) storage path and filesystem for ``storage``, a folder or a URI: an
+    ``s3://`` URI opened here as a ``SharedS3FileSystem`` and the path inside it (what Tune's own ``from_uri``
+    gives: the same ``Result.path``), anything else as it is, for Tune to open."""
+    uri = opened_uri(storage)
+    if not uri.startswith("s3://"):
+        return uri, None
+    filesystem, path = pyarrow.fs.FileSystem.from_uri(uri)
+    _, (options,) = filesystem.__reduce__()  # the URI's options, as pickling the filesystem keeps them
+    return path, SharedS3FileSystem(**options)

@@ -1,0 +1,32 @@
+"""A bucket handed to Tune (``launch/sweep/bucket.py``): opened once from the storage path's URI, with its options,
+and shared by Tune's deep copies of its spec instead of rebuilt by each (7.7 ms of CPU a copy). Sweeps on a bucket
+end to end: tests/launch/test_multinode.py."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pyarrow.fs
+
+from raycomp.base.layout import opened_uri
+from raycomp.launch.sweep.bucket import SharedS3FileSystem, tune_storage
+
+URI = "s3://bucket/runs?endpoint_override=127.0.0.1:9&scheme=http"
+
+
+def test_a_bucket_is_opened_with_its_uris_options_and_copies_share_it():
+    path, filesystem = tune_storage(URI)
+    tunes_own, tunes_path = pyarrow.fs.FileSystem.from_uri(opened_uri(URI))  # what Tune opens from the URI
+    assert path == tunes_path == "bucket/runs"
+    assert isinstance(filesystem, SharedS3FileSystem) and filesystem.equals(tunes_own)
+    assert filesystem.__reduce__()[1][0]["allow_delayed_open"]  # one request a small file (layout.opened_uri)
+    spec = {"config": {}, "storage": {"filesystem": filesystem}}
+    assert copy.deepcopy(spec)["storage"]["filesystem"] is filesystem
+    assert copy.deepcopy(tunes_own) is not tunes_own  # pyarrow's own rebuilds it: the cost this saves
+    sent = pickle.loads(pickle.dumps(filesystem))  # to a trial's process
+    assert type(sent) is pyarrow.fs.S3FileSystem and sent.equals(filesystem)
+
+
+def test_a_folder_is_left_for_tune_to_open(tmp_path):
+    assert tune_storage(str(tmp_path)) == (str(tmp_path), None)
