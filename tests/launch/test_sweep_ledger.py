@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
+import pyarrow.fs
 import pytest
 import yaml
+from ray import tune
 
 from raycomp.base.errors import ConfigError
 from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
-from raycomp.launch.sweep.ledger import missing_arms, relabeled
+from raycomp.launch.sweep.ledger import missing_arms, relabeled, result_arm
 from raycomp.launch.sweep.space import sweep_arms
 
 SB = "algorithms.selective_backprop"
@@ -120,3 +124,17 @@ def test_local_mode_trials_are_retried_by_tune_and_worker_groups_by_their_traine
     local = config([0.5]).with_overrides({"failure.max_failures": 2, "scaling.num_workers": 0})
     assert trial_retries(local) == 2
     assert trial_retries(local.with_overrides({"scaling.num_workers": 2})) == 0
+
+
+def test_a_trial_that_failed_first_has_its_arm_read_from_its_folder_on_the_results_own_filesystem(tmp_path):
+    """A trial that never reported has no config in its result; its arm is in its folder's ``params.json``. On a
+    bucket ``result.path`` is the path inside it (no ``s3://``): a folder under a filesystem of its own stands in."""
+    arm = Arm("method", "method-2", {"algorithms.selective_backprop.keep": 0.25}, repeat=1)
+    (tmp_path / "sweep" / "trial_1").mkdir(parents=True)
+    (tmp_path / "sweep" / "trial_1" / "params.json").write_text(json.dumps({"arm": arm.as_tune()}))
+    bucket = pyarrow.fs.SubTreeFileSystem(str(tmp_path), pyarrow.fs.LocalFileSystem())
+    failed_first = tune.Result(
+        metrics={}, checkpoint=None, error=None, path="sweep/trial_1", _storage_filesystem=bucket
+    )
+    assert failed_first.config is None
+    assert result_arm(failed_first) == arm

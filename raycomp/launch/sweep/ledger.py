@@ -119,8 +119,9 @@ def next_folder(run_dir: str) -> tuple[str, str]:
 
 
 def result_arm(result: tune.Result) -> Arm | None:
-    """A trial's arm: from its config, or from its folder's ``params.json`` (a trial that failed first)."""
-    arm = (result.config or {}).get("arm") or _folder_params(*_filesystem(result.path)).get("arm")
+    """A trial's arm: from its config, or from its folder's ``params.json`` (a trial that failed first). The folder
+    is read on the result's own filesystem: on a bucket ``result.path`` is the path inside it, with no ``s3://``."""
+    arm = (result.config or {}).get("arm") or _folder_params(result.filesystem, result.path).get("arm")
     return Arm.from_tune(arm) if isinstance(arm, dict) else None
 
 
