@@ -19,9 +19,9 @@ class TuneArm(dict):
     """``Arm.as_tune``'s dict, read-only, which a copy shares instead of copying.
 
     Tune's grid search deep-copies its whole spec, every arm of the grid in it, for each variant it makes: a sweep
-    of n arms copied n² dicts, 2.3 CPU-s of the driver's at 1,000 arms and 25 at 3,000 (docs/benchmarks.md, "At
-    scale"). An arm never changes once made, so a copy may be the arm itself; a change raises, where it would change
-    every trial's copy."""
+    of n arms copied n² dicts, 2.05 CPU-s of the driver's at 1,000 arms and 23.1 at 3,000
+    (bench/bench_arm_grid.py, docs/benchmarks.md "At scale"). An arm never changes once made, so a copy may be the
+    arm itself; a change raises, where it would change every trial's copy."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> TuneArm:
         return self
