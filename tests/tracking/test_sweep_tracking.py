@@ -47,16 +47,30 @@ def rest(server_uri: str, endpoint: str, body: dict | None = None, **query: str)
     return json.loads(raw) if raw.strip().startswith((b"{", b"[")) else raw
 
 
-def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial(tmp_path, tracking_server, local_ray):
+def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial_and_its_password_in_no_file(
+    tmp_path, tracking_server, local_ray, monkeypatch
+):
+    """What a sweep leaves on a server, read through its REST API; and, with a password in `tracking.tracking_uri`,
+    that password in no file of the sweep nor of Ray's session (reliability notes D11: it was pickled into
+    tuner.pkl, mode 0644, with Tune's callback, and copied into Ray's session folder; Tune and the trials now get
+    the run's reference without it, and MLflow's variables carry it, as in the driver)."""
     from raycomp.tune import main
 
     server = tracking_server.uri
+    secret = "s3cretPW"
+    for name, value in (("MLFLOW_TRACKING_USERNAME", "alice"), ("MLFLOW_TRACKING_PASSWORD", secret)):
+        monkeypatch.setenv(name, value)  # what the URI sets in this process; unset again after the test
 
-    experiment = tiny_sweep(tmp_path, tracking={"tracking_uri": server})
+    experiment = tiny_sweep(tmp_path, tracking={"tracking_uri": server.replace("http://", f"http://alice:{secret}@")})
     experiment["sweep"]["max_concurrent_trials"] = 1  # one trial process: a second costs more CPU than it saves
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(experiment))
     assert main([str(path)]) == 0
+    session = Path(local_ray._private.worker._global_node.get_session_dir_path())
+    files = [p for folder in (tmp_path / "runs" / "tiny", session) for p in folder.rglob("*") if p.is_file()]
+    assert any(p.name == "tuner.pkl" for p in files)
+    holding = [p for p in files if not p.is_symlink() and p.stat().st_size < 50e6 and secret.encode() in p.read_bytes()]
+    assert holding == []
 
     api = "api/2.0/mlflow"
     experiment_id = rest(server, f"{api}/experiments/get-by-name", experiment_name="tiny")["experiment"][
@@ -144,35 +158,3 @@ def test_training_continues_and_says_so_when_the_server_goes_away(tmp_path, mlfl
     # What was sent before the server went away is in its store.
     stored = MlflowClient(f"sqlite:///{mlflow_server.folder / 'mlflow.db'}")
     assert [m.step for m in stored.get_metric_history(run.ref.run_id, "eval/accuracy")] == [4]
-
-
-def test_d11_the_tracking_password_is_in_no_file_of_the_sweep_nor_of_rays_session(
-    tmp_path, local_ray, tracking_server, monkeypatch
-):
-    """Reliability notes D11: the password of `tracking.tracking_uri` was pickled into tuner.pkl (mode 0644) with
-    Tune's callback, and copied into Ray's session folder. Tune and the trials get the run's reference without it
-    now; MLflow's variables carry it, as in the driver."""
-    from raycomp.tune import main
-
-    secret = "s3cretPW"
-    for name, value in (("MLFLOW_TRACKING_USERNAME", "alice"), ("MLFLOW_TRACKING_PASSWORD", secret)):
-        monkeypatch.setenv(name, value)  # what the URI sets in this process; unset again after the test
-    uri = tracking_server.uri.replace("http://", f"http://alice:{secret}@")
-    experiment = tiny_sweep(tmp_path, name="d11", max_duration="1ep", tracking={"tracking_uri": uri})
-    experiment["sweep"] = {"space": {f"{SB}.keep": {"grid": [0.5]}}, "max_concurrent_trials": 1}
-    path = tmp_path / "d11.yaml"
-    path.write_text(yaml.safe_dump(experiment))
-    assert main([str(path), "--no-report"]) == 0
-    session = Path(local_ray._private.worker._global_node.get_session_dir_path())
-    folders = (tmp_path / "runs" / "d11", session)
-    files = [p for folder in folders for p in folder.rglob("*") if p.is_file() and not p.is_symlink()]
-    assert any(p.name == "tuner.pkl" for p in files)
-    holding = [str(p) for p in files if p.stat().st_size < 50e6 and secret.encode() in p.read_bytes()]
-    assert holding == []
-    client = MlflowClient(tracking_server.uri)
-    runs = client.search_runs([client.get_experiment_by_name("d11").experiment_id])
-    assert sorted((run.data.tags["raycomp.kind"], run.info.status) for run in runs) == [
-        ("sweep", "FINISHED"),
-        ("trial", "FINISHED"),
-        ("trial", "FINISHED"),
-    ]
