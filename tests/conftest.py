@@ -88,7 +88,6 @@ def pytest_runtest_teardown(item, nextitem):
 # only what needs Ray. Under pytest-xdist (`-n 2`) each worker starts its own local Ray on first use; the tests
 # that start a Ray of their own stop only their own processes, so they can run beside the other worker's.
 # (No xdist_group: with pytest 9, pytest-xdist 3.8's loadgroup cannot rename the items and ignores groups.)
-_OWN_RAY = {"test_fault_tolerance.py", "test_verdict_sweep.py"}  # start their own Ray
 _SLOW_FIXTURES = {"local_ray", "shared_ray", "mlflow_server", "shared_mlflow_server", "tracking_server"}
 # Rough seconds a slow test takes on the 2-core machine, by kind (docs/benchmarks.md, "The test suite"), and the
 # modules far over their kind's figure (the crash test, the cluster's three tests and its start), for the split.
@@ -100,9 +99,9 @@ def pytest_collection_modifyitems(config, items):
     kind: dict[str, str] = {}
     for item in items:
         shares_ray = bool(_RAY_FIXTURES & set(item.fixturenames))
-        owns_ray = item.path.name in _OWN_RAY or item.get_closest_marker("subprocess_cli") is not None
+        owns_ray = item.get_closest_marker("subprocess_cli") is not None  # a CLI, with a private Ray of its own
         spawns = item.get_closest_marker("spawns") is not None
-        if shares_ray or item.path.name in _OWN_RAY:
+        if shares_ray:
             item.add_marker(pytest.mark.ray)
         slow = shares_ray or owns_ray or spawns or bool(_SLOW_FIXTURES & set(item.fixturenames))
         if slow:

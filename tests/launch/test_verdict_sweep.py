@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 TESTS = Path(__file__).parents[1]
+pytestmark = [pytest.mark.ray, pytest.mark.subprocess_cli]  # `python -m raycomp.tune`, with its private Ray
 
 
 @pytest.mark.measured
