@@ -9,8 +9,9 @@ cluster. Per sweep size it records:
 
 - the driver's CPU seconds and peak resident memory (its rusage: a joined driver starts no process of its own),
   per trial, and its peak while the trials run and after (/proc, twice a second); its CPU before the first
-  trial's first step (start-up: 4 s at 100 trials, 6 s at 1,000; 23 s before launch/sweep/bucket.py) and
-  per trial after it;
+  trial's first step (start-up: 4 s at 100 trials, 6 s at 1,000; 23 s before launch/sweep/bucket.py), per
+  trial after it, per trial while the trials run (to Tune's last line: neither the start-up nor the end, which
+  a short sweep's few trials would carry), and at the end;
 - the time to write results.json and the report (the driver's clock between its last trial and those lines);
 - MLflow requests per trial (the server's access log) and whether every trial's metrics reached the store;
 - S3 requests per trial by kind (HEAD, LIST, GET, write: the S3 endpoint's access log), over the whole sweep and
@@ -161,6 +162,7 @@ def one_sweep(
     first_step = min((run.data.metrics["time/first_step_unix"] for run in ended), default=None)
     start_up = memory.cpu_before(first_step) if first_step is not None else None
     running = None if start_up is None else round(1000 * (cpu - start_up) / len(results["trials"]), 1)
+    trials_done = memory.cpu_before(seen_unix["Total run time"]) if "Total run time" in seen_unix else None
     trials = len(results["trials"])  # sweep_arms lists once arms that differ only where an algorithm is left out
     return {
         "trials": trials,
@@ -171,6 +173,11 @@ def one_sweep(
         # before the first trial's first step (imports, clients, the Tuner), and a trial once trials run
         "driver_start_up_cpu_s": None if start_up is None else round(start_up, 1),
         "driver_cpu_ms_per_trial_after_start_up": running,
+        # once trials run until Tune's last line, a trial: no start-up and no end (results.json, the report) in it
+        "driver_cpu_ms_per_trial_while_trials_run": None
+        if start_up is None or trials_done is None
+        else round(1000 * (trials_done - start_up) / trials, 1),
+        "driver_cpu_s_at_the_end": None if trials_done is None else round(cpu - trials_done, 1),
         "driver_peak_mb": round(after.ru_maxrss / 1024),  # the largest child so far: run sizes in increasing order
         # sampled: while the trials run (to Tune's last line), while results.json is written, then the report
         "driver_peak_mb_phases": {phase: memory.peak_mb(phase) for phase in ("trials", "results", "report")},
