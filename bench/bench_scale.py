@@ -32,6 +32,7 @@ import math
 import os
 import re
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -281,6 +282,9 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=32, help="the CNN's width (experiment's docstring)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    # SIGTERM (kill, a timeout) ends the bench through its `finally`, which stops the cluster's processes: by
+    # default Python dies at once and leaves the nodes, moto, PostgreSQL and the MLflow server running.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     folder = Path(tempfile.mkdtemp(prefix="raycomp-scale-"))
     s3 = S3Endpoint(folder)
     mlflow = PostgresMlflow(folder, s3)
