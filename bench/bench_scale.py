@@ -138,12 +138,17 @@ def one_sweep(
             command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         memory = ResidentMemory(process.pid, seen)
-        for line in process.stdout:
-            output.write(line)
-            for mark in MARKS:
-                if mark in line and (mark not in seen or mark == MARKS[0]):  # Tune's last: one per experiment
-                    seen[mark] = time.monotonic()
-                    seen_unix[mark] = time.time()
+        try:
+            for line in process.stdout:
+                output.write(line)
+                for mark in MARKS:
+                    if mark in line and (mark not in seen or mark == MARKS[0]):  # Tune's last: one per experiment
+                        seen[mark] = time.monotonic()
+                        seen_unix[mark] = time.time()
+        finally:  # the bench stopped (SIGTERM): the sweep ends as at a Ctrl-C while its cluster is still up
+            if process.poll() is None and sys.exc_info()[0] is not None:
+                process.terminate()
+                process.wait(timeout=120)
         code = process.wait()
         memory.stop()
     wall = time.monotonic() - started
