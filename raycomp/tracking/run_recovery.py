@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mlflow import MlflowClient
-
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.runs import FAILED, FINISHED, KILLED, RUNNING, end_run, find_run
-from raycomp.tracking.search import all_runs, tag_filter
+from raycomp.tracking.search import running_children
 from raycomp.tracking.store import make_client
 
 
@@ -49,7 +47,7 @@ def finish_open_trial_runs(parent: RunRef, finished_trial_ids: Iterable[str], co
     spilled files name their own runs. Reading every child (as before) held the store's whole record of a sweep
     in the driver's memory at its end, in one page of at most 10,000."""
     try:
-        running = _running_children(make_client(parent.tracking_uri), parent)
+        running = running_children(make_client(parent.tracking_uri), parent.experiment_id, parent.run_id)
     except Exception:  # still down: the next --resume tries again (no spilled file waits out its timeouts)
         return 0
     folder, refused = config.layout.unsent_metrics_dir, set()
@@ -66,10 +64,3 @@ def finish_open_trial_runs(parent: RunRef, finished_trial_ids: Iterable[str], co
         for run_id, trial_id in running
         if trial_id in finished and run_id not in refused
     )
-
-
-def _running_children(client: MlflowClient, parent: RunRef) -> list[tuple[str, str | None]]:
-    """The parent's children still RUNNING, as (run id, trial id), every page read before any run is ended."""
-    query = f"{tag_filter({keys.PARENT_TAG: parent.run_id})} and attributes.status = '{RUNNING}'"
-    runs = all_runs(client, [parent.experiment_id], query)
-    return [(run.info.run_id, run.data.tags.get(keys.TRIAL_TAG)) for run in runs]

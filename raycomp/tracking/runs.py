@@ -27,7 +27,7 @@ from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.experiment_page import share_runs_view
 from raycomp.tracking.params import environment_tags, log_config, public_config
 from raycomp.tracking.ref import RunRef, redacted_uri
-from raycomp.tracking.search import tag_filter
+from raycomp.tracking.search import running_children, tag_filter
 from raycomp.tracking.store import make_client, open_experiment, tracking_uri
 
 SWEEP, TRAIN, TRIAL = keys.SWEEP_KIND, keys.TRAIN_KIND, keys.TRIAL_KIND
@@ -214,7 +214,21 @@ def _ended(run: TrackedRun) -> Iterator[TrackedRun]:
         run.status = FAILED
         raise
     finally:
+        if run.status == KILLED:
+            _end_running_children(run.ref)
         end_run(run.ref, run.status)
+
+
+def _end_running_children(parent: RunRef) -> None:
+    """Ends KILLED the trial runs an interrupted sweep or find left RUNNING. A trial ends its own run when Tune
+    stops it, but Ray kills a trial's process at the driver's exit, and one it killed first left its run RUNNING
+    (until a ``--resume`` reopened it). Never raises: the store may be what failed."""
+    try:
+        running = running_children(make_client(parent.tracking_uri), parent.experiment_id, parent.run_id)
+    except Exception:  # nothing to add: the store's failure was said where it happened
+        return
+    for run_id, _ in running:
+        end_run(RunRef(parent.tracking_uri, parent.experiment_id, run_id), KILLED)
 
 
 def end_run(ref: RunRef, status: str) -> bool:

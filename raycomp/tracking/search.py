@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from raycomp.base.errors import ConfigError
+from raycomp.base.keys import PARENT_TAG, TRIAL_TAG
 
 SEARCH_PAGE = 1000  # runs one search request returns (MLflow's server allows up to 50,000)
 
@@ -45,3 +46,9 @@ def all_runs(
         token = page.token
         if not token:
             return
+
+
+def running_children(client: Any, experiment_id: str, parent_run_id: str) -> list[tuple[str, str | None]]:
+    """The parent's child runs still RUNNING, as (run id, trial id), every page read before the caller ends any."""
+    query = f"{tag_filter({PARENT_TAG: parent_run_id})} and attributes.status = 'RUNNING'"
+    return [(run.info.run_id, run.data.tags.get(TRIAL_TAG)) for run in all_runs(client, [experiment_id], query)]

@@ -201,6 +201,29 @@ def test_close_orphaned_run_ends_only_runs_still_running(tmp_path, monkeypatch):
         close_orphaned_run(RunRef(f"http://127.0.0.1:{free_port()}", "1", parent.run_id), "x", failed=True)
 
 
+def test_an_interrupted_sweep_ends_the_trial_runs_its_killed_processes_left_running(tmp_path):
+    """Ray kills a trial's process at the driver's exit; one killed before its thread ended its run left it RUNNING
+    (seen once in the suite, test_cluster.py's D1). The sweep's run, ended KILLED, ends those KILLED too: not the
+    trials that ended their own runs, nor another sweep's."""
+    with sweep_run(config(tmp_path, name="other"), None, resume=False) as other:
+        with trial_run(other.ref, "elsewhere", ARM, config(tmp_path)) as elsewhere:
+            pass
+        MlflowClient(other.ref.tracking_uri).update_run(elsewhere.run_id, status="RUNNING")
+        with sweep_run(config(tmp_path), None, resume=False) as sweep:
+            runs = {}
+            for trial_id in ("done", "killed-first", "killed-too"):
+                with trial_run(sweep.ref, trial_id, ARM, config(tmp_path)) as child:
+                    runs[trial_id] = child
+            for trial_id in ("killed-first", "killed-too"):  # their processes never left the block
+                MlflowClient(sweep.ref.tracking_uri).update_run(runs[trial_id].run_id, status="RUNNING")
+            sweep.status = "KILLED"  # as the CLI's interrupted sweep sets it
+        ended = {trial_id: status(ref) for trial_id, ref in runs.items()}
+        assert ended == {"done": "FINISHED", "killed-first": "KILLED", "killed-too": "KILLED"}
+        assert status(sweep.ref) == "KILLED" and status(elsewhere) == "RUNNING"
+        other.status = "KILLED"
+    assert status(elsewhere) == "KILLED"
+
+
 def test_a_sweeps_end_sends_spilled_points_and_ends_the_finished_trials_runs_over_every_page(tmp_path, monkeypatch):
     """finish_open_trial_runs reads only the children still RUNNING, a page at a time (two here): the finished
     trials' runs end FINISHED on every page, an unfinished trial's run stays open, and a spilled file's points
