@@ -1,10 +1,12 @@
-"""A sweep's storage as raycomp hands it to Tune: a bucket opened once, as a filesystem Tune's copies share.
+"""A sweep's storage as raycomp hands it to Tune: a bucket opened once per process, as a filesystem Tune's copies share.
 
 Tune deep-copies its experiment spec twice for each variant, and makes every variant of an experiment at its first
 trial. The spec holds the experiment's ``StorageContext``, and a deep copy of pyarrow's ``S3FileSystem`` in it
 builds a new one through its ``__reduce__``: 7.7 ms of CPU a copy, ~15 CPU-s of the driver's at the start of a
-1,000-arm experiment and ~15 ms a trial (docs/benchmarks.md, "At scale"). A filesystem's options never change once
-it is made, so a copy may be the filesystem itself.
+1,000-arm experiment and ~15 ms a trial (docs/benchmarks.md, "At scale"). Unpickling builds one too (~10 ms of CPU),
+and every result a trial reports with a checkpoint brings that checkpoint's filesystem back to the driver pickled.
+A filesystem's options never change once it is made, so a copy may be the filesystem itself, and a process needs
+one filesystem per set of options.
 """
 
 from __future__ import annotations
@@ -17,14 +19,31 @@ from raycomp.base.layout import opened_uri
 
 
 class SharedS3FileSystem(pyarrow.fs.S3FileSystem):
-    """An ``S3FileSystem`` whose copies are itself. Pickled (to a trial's process, into Tune's saved state) it is a
-    plain ``S3FileSystem`` with the same options: ``S3FileSystem.__reduce__`` names its own class."""
+    """An ``S3FileSystem`` whose copies are itself, and which unpickles (in a trial's process, in the driver from a
+    trial's result, from Tune's saved state) to the one its process already opened with the same options."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SharedS3FileSystem:
         return self
 
     def __copy__(self) -> SharedS3FileSystem:
         return self
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        _, (options,) = super().__reduce__()  # pyarrow's: its class's constructor and the options it was made with
+        return shared_s3_filesystem, (options,)
+
+
+_OPENED: dict[str, SharedS3FileSystem] = {}  # this process's buckets, by their options
+
+
+def shared_s3_filesystem(options: dict[str, Any]) -> SharedS3FileSystem:
+    """This process's filesystem with ``options``, opened at the first call (the reducer of ``SharedS3FileSystem``;
+    pyarrow's filesystems are safe to share between threads)."""
+    key = repr(sorted(options.items()))
+    opened = _OPENED.get(key)
+    if opened is None:
+        opened = _OPENED.setdefault(key, SharedS3FileSystem(**options))
+    return opened
 
 
 def tune_storage(storage: str) -> tuple[str, pyarrow.fs.FileSystem | None]:
@@ -36,4 +55,4 @@ def tune_storage(storage: str) -> tuple[str, pyarrow.fs.FileSystem | None]:
         return uri, None
     filesystem, path = pyarrow.fs.FileSystem.from_uri(uri)
     _, (options,) = filesystem.__reduce__()  # the URI's options, as pickling the filesystem keeps them
-    return path, SharedS3FileSystem(**options)
+    return path, shared_s3_filesystem(options)
