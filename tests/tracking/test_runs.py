@@ -271,6 +271,13 @@ def test_the_sweeps_callback_ends_a_trials_run_by_the_id_its_reports_carry(tmp_p
         callback.on_trial_complete(0, [], SimpleNamespace(trial_id="not-its-tag", last_result=named))
         callback.on_trial_error(0, [], SimpleNamespace(trial_id="silent", last_result=None))
         assert {trial_id: status(ref) for trial_id, ref in runs.items()} == {"reported": "FINISHED", "silent": "FAILED"}
+        # Under FIFO a trial completes only by returning, its run ended: the store is not asked (only on an error).
+        fifo = CloseOrphanedRuns(sweep.ref, scheduler_stops_trials=False)
+        for ref in runs.values():
+            MlflowClient(sweep.ref.tracking_uri).update_run(ref.run_id, status="RUNNING")
+        fifo.on_trial_complete(0, [], SimpleNamespace(trial_id="not-its-tag", last_result=named))
+        fifo.on_trial_error(0, [], SimpleNamespace(trial_id="silent", last_result=None))
+        assert {trial_id: status(ref) for trial_id, ref in runs.items()} == {"reported": "RUNNING", "silent": "FAILED"}
 
 
 def test_log_files_attaches_to_the_run(tmp_path):

@@ -37,18 +37,20 @@ _NO_MAX_T = 10_000
 
 
 class CloseOrphanedRuns(tune.Callback):
-    """Ends the MLflow run of a trial that could not end it itself: its process died (FAILED), or a
-    multi-worker trial was stopped from outside (KILLED). Runs their trial ended are left as they are.
+    """Ends the MLflow run of a trial that could not end it itself: its process died (FAILED), or the scheduler
+    stopped a multi-worker trial (KILLED; FINISHED at its final result). Without such a scheduler a trial completes
+    only by returning, its run ended (by the sweep's end if the store was down), so its run is not read: a request
+    a trial, a sixth of the driver's CPU. Tune saves it in ``tuner.pkl``: it holds a ref without credentials."""
 
-    Tune saves it in ``tuner.pkl``, so it holds ``ref_without_credentials(parent)``: the driver's credentials
-    come from its environment."""
-
-    def __init__(self, parent: RunRef):
+    def __init__(self, parent: RunRef, *, scheduler_stops_trials: bool = True):
         self.parent = ref_without_credentials(parent)
+        self.scheduler_stops_trials = scheduler_stops_trials
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         from raycomp.tracking import close_orphaned_run
 
+        if not getattr(self, "scheduler_stops_trials", True):  # (a sweep saved before the flag: True)
+            return
         result = trial.last_result or {}
         finished = bool(result.get(keys.FINISHED))  # stopped at its final result
         close_orphaned_run(self.parent, trial.trial_id, failed=False, finished=finished, run_id=_run_id(result))
@@ -189,7 +191,7 @@ def build_tuner(
             callbacks=[
                 *result_loggers(storage_path),
                 *(callbacks or []),
-                *([CloseOrphanedRuns(parent)] if parent is not None else []),
+                *([CloseOrphanedRuns(parent, scheduler_stops_trials=stops_trials(config))] if parent else []),
             ],
             progress_reporter=progress_reporter(sweep),
             verbose=1,  # the table only; each result in full is in the trial folders
@@ -201,13 +203,16 @@ def build_tuner(
 
 
 def reuses_actors(config: ExperimentConfig) -> bool:
-    """Local-mode trials of a FIFO sweep run one after another in the same Tune actor (no torch import per
-    trial). Not under ASHA: to reuse the actor of a trial it stopped mid-run, Tune waits
-    ``TUNE_FUNCTION_THREAD_TIMEOUT_S`` for that trial's thread to unwind and, if it has not, fails the
-    *next* trial ("Could not re-use actor"), which then never trains (seen on a loaded CI machine)."""
+    """Local-mode trials of a FIFO sweep run one after another in the same Tune actor (no torch import per trial).
+    Not under ASHA: to reuse the actor of a trial it stopped mid-run, Tune waits ``TUNE_FUNCTION_THREAD_TIMEOUT_S``
+    for its thread to unwind and, if it has not, fails the *next* trial ("Could not re-use actor")."""
+    return config.scaling.num_workers == 0 and not stops_trials(config)
+
+
+def stops_trials(config: ExperimentConfig) -> bool:
+    """Whether the sweep's scheduler (ASHA) may stop a trial before its function returns."""
     sweep = config.sweep
-    stops_trials = sweep is not None and sweep.scheduler is not None and sweep.scheduler.name != "fifo"
-    return config.scaling.num_workers == 0 and not stops_trials
+    return sweep is not None and sweep.scheduler is not None and sweep.scheduler.name != "fifo"
 
 
 def trial_retries(config: ExperimentConfig) -> int:
