@@ -1,10 +1,12 @@
-"""Which configurations of a large sweep come first: one order for the report's page (what it draws in full) and
-for the verdict tags on the trials' MLflow runs (which runs get them). Both are bounded so that a sweep's end
-costs the same at 10,000 trials as at 1,000; ``results.json`` and ``configs.json`` keep every configuration.
+"""Which configurations of a large sweep come first: one order for the report's page and the CLI's tables (what
+they show in full) and for the verdict tags on the trials' MLflow runs (which runs get them). Both are bounded so
+that a sweep's end costs the same at 10,000 trials as at 1,000; ``results.json`` and ``configs.json`` keep every
+configuration.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from raycomp.base import keys
@@ -18,6 +20,27 @@ def references_and_ranked(configs: Sequence[ConfigSummary]) -> tuple[list[Config
     references = [config for config in configs if is_reference(config)]
     judged = sorted((config for config in configs if not is_reference(config)), key=_rank)
     return references, judged
+
+
+MAX_SHOWN = 30  # the configurations shown in full besides the references: a table of 800 is one nobody reads
+
+
+def shown_configs(
+    configs: Sequence[ConfigSummary], limit: int = MAX_SHOWN
+) -> tuple[list[ConfigSummary], list[ConfigSummary]]:
+    """The configurations shown in full, in sweep order (the references and the ``limit`` ranked first), and the
+    others, ranked."""
+    references, ranked = references_and_ranked(configs)
+    if len(ranked) <= limit:
+        return list(configs), []
+    kept = {config.config_id for config in [*references, *ranked[:limit]]}
+    return [config for config in configs if config.config_id in kept], ranked[limit:]
+
+
+def counted_by_verdict(configs: Sequence[ConfigSummary]) -> str:
+    """``12 no evidence, 3 faster``: how many of ``configs`` each verdict (or state) has, most first."""
+    counts = Counter(config.shown_verdict or "no verdict" for config in configs)
+    return ", ".join(f"{n} {verdict}" for verdict, n in counts.most_common())
 
 
 def is_reference(config: ConfigSummary) -> bool:

@@ -13,8 +13,11 @@ from collections.abc import Sequence
 
 from raycomp.base import keys
 from raycomp.results.configs import FAILED, ConfigSummary, SweepVerdicts
+from raycomp.results.ranking import counted_by_verdict, shown_configs
 from raycomp.results.seed_power import MIN_INFORMATIVE_SEEDS, uninformative
 from raycomp.results.verdicts import VERDICTS
+
+NAMED = 10  # configurations a warning names; a sweep of thousands has it say how many more
 
 
 def better(mode: str) -> str:
@@ -48,7 +51,8 @@ def few_seeds_note(verdicts: SweepVerdicts) -> str | None:
     weak = uninformative_configs(verdicts)
     if not weak:
         return None
-    names = ", ".join(c.config_id for c in weak)
+    names = ", ".join(c.config_id for c in weak[:NAMED])
+    names += f" and {len(weak) - NAMED} more" if len(weak) > NAMED else ""
     return (
         f"intervals from fewer than {MIN_INFORMATIVE_SEEDS} seeds are uninformative ({names}): they rule nothing out, "
         f"so 'no evidence' from them says nothing; set sweep.repeats: {MIN_INFORMATIVE_SEEDS} or more "
@@ -106,9 +110,10 @@ def _lost(failed: Sequence[ConfigSummary], diverged: Sequence[ConfigSummary], me
     return "".join(f"; {len(group)} of {methods} configurations {what}" for group, what in groups if group)
 
 
-def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy") -> str:
+def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy", limit: int | None = None) -> str:
     """The per-configuration table the CLI prints, under the verdict rule in the metric's direction, then the
-    control's verdict and the noise floor.
+    control's verdict and the noise floor. With ``limit``, a row for the references and the ``limit``
+    configurations ranked first (``ranking.shown_configs``), and one line counting the rest by verdict.
 
     Its quality columns are named after the sweep's metric (``loss`` and ``Δ loss`` for ``eval/loss``). A failed
     configuration says ``failed`` and its error's first line; intervals from too few seeds are marked."""
@@ -117,15 +122,17 @@ def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy") -> s
     header = ["config", "variant", "n", name, "time s", f"speed-up [{level}]", f"Δ {name} [{level}]", "verdict"]
     if verdicts.judging.looks:  # adaptive: each interval at its own look's level (alpha spent over the looks)
         header = [*header[:5], "speed-up [per look]", f"Δ {name} [per look]", "verdict", "seeds: why stopped"]
-    lines = [header]
-    for config in verdicts.configs:
-        lines.append(_row(config, verdicts))
+    shown, rest = shown_configs(verdicts.configs, limit) if limit is not None else (list(verdicts.configs), [])
+    lines = [header, *(_row(config, verdicts) for config in shown)]
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
     text = [verdict_rule(verdicts, metric)]
     text += [
         "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), *row[len(header) :]]).rstrip()
         for row in lines
     ]
+    if rest:
+        trials = sum(len(config.seeds) for config in rest)
+        text.append(f"... {len(rest)} more configurations ({trials} trials), ranked below: {counted_by_verdict(rest)}")
     floor = "-" if verdicts.noise_floor is None else f"{verdicts.noise_floor:.1%}"
     if verdicts.noise_floor_wall is not None and verdicts.noise_floor_wall != verdicts.noise_floor:
         floor += f" (whole-trial wall time: {verdicts.noise_floor_wall:.1%})"

@@ -1,5 +1,6 @@
-"""A sweep of hundreds of configurations gets a page one can read: the references and the 30 configurations
-ranked first in full, the rest counted by verdict; the headline and the counts still cover the whole sweep."""
+"""A sweep of hundreds of configurations gets a page and a printed table one can read: the references and the 30
+configurations ranked first in full, the rest counted by verdict; the headline and the counts still cover the whole
+sweep."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import warnings
 
 from reportkit import ARMS, Arm, hand_made_records, method_card, trial_rows
 
-from raycomp.report.at_scale import MAX_SHOWN
 from raycomp.report.write import write_sweep_report
 from raycomp.results.configs import summarize_configs
+from raycomp.results.ranking import MAX_SHOWN
 from raycomp.results.summary import summarize
+from raycomp.results.verdict_text import few_seeds_note, format_verdicts, uninformative_configs
 
 SB = "algorithms.selective_backprop"
 
@@ -57,3 +59,21 @@ def test_a_sweep_of_30_configurations_is_drawn_whole(tmp_path):
     verdicts = summarize_configs(summaries, "max")
     html = write_sweep_report(summaries, verdicts, "whole", "eval/accuracy", "max", tmp_path, None)[-1].read_text()
     assert len(method_card(html)) == MAX_SHOWN + 3 and 'id="not-shown"' not in html
+
+
+def test_the_printed_verdicts_of_400_configurations_are_the_first_30_and_a_count_of_the_rest():
+    """What the CLI prints at a sweep's end (launch/sweep/command.py): at 10,000 configurations it printed a row
+    each, and the few-seeds warning named every one of them."""
+    count = 400
+    verdicts = summarize_configs(summarize(hand_made_records(2, many_arms(count))), "max")
+    printed = format_verdicts(verdicts, limit=MAX_SHOWN).splitlines()
+    (end,) = [index for index, line in enumerate(printed) if line.startswith("... ")]
+    rows, rest = [line.split()[0] for line in printed[2:end]], printed[end]  # under the rule and the header
+    faster = {f"m{i:04d}" for i in range(0, count, 5)}
+    assert rows[:3] == ["baseline", "frontier-0.5", "control"] and len(rows) == MAX_SHOWN + 3
+    assert set(rows[3:]) <= faster
+    assert rest.startswith(f"... {count - MAX_SHOWN} more configurations ({2 * (count - MAX_SHOWN)} trials)")
+    assert "no evidence" in rest or "slower" in rest
+    weak, note = len(uninformative_configs(verdicts)), few_seeds_note(verdicts)
+    assert weak > 100 and note is not None and f" and {weak - 10} more)" in note and len(note) < 400
+    assert len(format_verdicts(verdicts).splitlines()) > count  # without a limit, every configuration
