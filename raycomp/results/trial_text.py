@@ -5,7 +5,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from raycomp.results.configs import SweepVerdicts
+from raycomp.results.ranking import MAX_SHOWN, shown_configs
 from raycomp.results.summary import TrialSummary
+
+
+def format_trials(
+    summaries: Sequence[TrialSummary], verdicts: SweepVerdicts, metric: str, limit: int = MAX_SHOWN
+) -> str:
+    """The table of the trials of the configurations shown in full (``ranking.shown_configs``), then a line counting
+    the others' trials: at 10,000 trials the CLI printed a line each."""
+    shown, rest = shown_configs(verdicts.configs, limit)
+    kept = {config.config_id for config in shown}
+    table = format_table([trial for trial in summaries if trial.config_id in kept], metric)
+    if not rest:
+        return table
+    return f"{table}\n... {sum(len(config.seeds) for config in rest)} more trials, of the configurations ranked below"
 
 
 def format_table(summaries: Sequence[TrialSummary], metric: str) -> str:

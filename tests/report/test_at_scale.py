@@ -12,6 +12,7 @@ from raycomp.report.write import write_sweep_report
 from raycomp.results.configs import summarize_configs
 from raycomp.results.ranking import MAX_SHOWN
 from raycomp.results.summary import summarize
+from raycomp.results.trial_text import format_trials
 from raycomp.results.verdict_text import few_seeds_note, format_verdicts, uninformative_configs
 
 SB = "algorithms.selective_backprop"
@@ -77,3 +78,6 @@ def test_the_printed_verdicts_of_400_configurations_are_the_first_30_and_a_count
     weak, note = len(uninformative_configs(verdicts)), few_seeds_note(verdicts)
     assert weak > 100 and note is not None and f" and {weak - 10} more)" in note and len(note) < 400
     assert len(format_verdicts(verdicts).splitlines()) > count  # without a limit, every configuration
+    trials = format_trials(summarize(hand_made_records(2, many_arms(count))), verdicts, "eval/accuracy").splitlines()
+    assert len(trials) == 1 + 2 * (MAX_SHOWN + 3) + 1  # the header, two seeds a configuration shown, the count
+    assert trials[-1] == f"... {2 * (count - MAX_SHOWN)} more trials, of the configurations ranked below"

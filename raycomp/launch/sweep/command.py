@@ -107,8 +107,8 @@ def _sweep(config: ExperimentConfig, options: SweepOptions, parent: RunRef | Non
     from raycomp.launch.signals import interrupts_deferred
     from raycomp.launch.sweep.finish import report_sweep_results, track_sweep_results, write_sweep_results
     from raycomp.launch.sweep.runner import run_sweep
-    from raycomp.results.ranking import MAX_SHOWN, shown_configs
-    from raycomp.results.trial_text import format_table
+    from raycomp.results.ranking import MAX_SHOWN
+    from raycomp.results.trial_text import format_trials
     from raycomp.results.verdict_text import best_line, format_verdicts
 
     init_ray(options.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
@@ -127,11 +127,7 @@ def _sweep(config: ExperimentConfig, options: SweepOptions, parent: RunRef | Non
             results = write_sweep_results(config, outcome.grids)
         except (EOFError, OSError) as error:
             raise _unreadable_sweep(config, error, options) from error
-        shown, rest = shown_configs(results.verdicts.configs)  # a row each for the first; results.csv has all
-        kept = {config.config_id for config in shown}
-        print(format_table([trial for trial in results.summaries if trial.config_id in kept], metric))
-        if rest:
-            print(f"... {sum(len(config.seeds) for config in rest)} more trials, of the configurations ranked below")
+        print(format_trials(results.summaries, results.verdicts, metric))  # results.csv has every trial
         print()
         print(format_verdicts(results.verdicts, metric, limit=MAX_SHOWN))
         print(best_line(results.verdicts))
