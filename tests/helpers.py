@@ -118,6 +118,18 @@ def popen_ctrl_c_reaches(command: list[str], **kwargs: Any) -> subprocess.Popen:
         signal.signal(signal.SIGINT, previous)
 
 
+def built_store(storage: Path) -> Any:
+    """An MLflow client on the SQLite store raycomp keeps in ``storage``; None until raycomp has linked it in.
+
+    A test polling a running command must not open the store first: MLflow would create it, in many
+    statements, while the command builds its own, and the command would find the poller's half-built file
+    (raycomp builds a store under another name and links it into place whole, so a file there is complete)."""
+    from mlflow import MlflowClient
+
+    database = storage / "mlflow.db"
+    return MlflowClient(f"sqlite:///{database}") if database.is_file() else None
+
+
 # ---- a real MLflow server ---------------------------------------------------------------------------------
 
 

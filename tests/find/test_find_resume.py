@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from find_experiments import SHRUNK_METHOD, shrunk
+from helpers import built_store
 from mlflow import MlflowClient
 
 pytestmark = [pytest.mark.ray, pytest.mark.subprocess_cli]
@@ -41,8 +42,8 @@ def kill_group(process: subprocess.Popen) -> None:
 
 
 def trial_runs(storage: Path, name: str) -> list:
-    client = MlflowClient(f"sqlite:///{storage / 'mlflow.db'}")
-    experiment = client.get_experiment_by_name(name)
+    client = built_store(storage)
+    experiment = client.get_experiment_by_name(name) if client is not None else None
     if experiment is None:
         return []
     return client.search_runs([experiment.experiment_id], "tags.`raycomp.kind` = 'trial'", max_results=1000)

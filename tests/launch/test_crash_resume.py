@@ -25,7 +25,7 @@ from typing import Any
 import psutil
 import pytest
 import yaml
-from helpers import popen_ctrl_c_reaches
+from helpers import built_store, popen_ctrl_c_reaches
 from mlflow import MlflowClient
 
 from raycomp.base import keys
@@ -136,8 +136,8 @@ def sweep_runs(storage: Path, name: str) -> tuple[list, list]:
 def trained_steps(storage: Path, name: str) -> dict[str, tuple[int, str | None]]:
     """Per FINISHED trial run: how many training steps it logged (train/loss points, each step once even if
     trained twice) and the step it trained again from, if it did (the callback's tag)."""
-    client = MlflowClient(f"sqlite:///{storage / 'mlflow.db'}")
-    experiment = client.get_experiment_by_name(name)
+    client = built_store(storage)
+    experiment = client.get_experiment_by_name(name) if client is not None else None
     if experiment is None:
         return {}
     runs = client.search_runs([experiment.experiment_id], "tags.`raycomp.kind` = 'trial'", max_results=1000)
