@@ -216,6 +216,11 @@ def test_a_lost_node_and_a_killed_driver_cost_no_finished_work(cluster, tmp_path
     grown = experiment(cluster, tmp_path, name, **settings, sweep={**sweep, "repeats": 3})
     code, log = finish(start_sweep(cluster, grown, "--extend"))
     assert code == 0, log[-4000:]
+    # The new trial's process printed no line a trial that the driver says once (trial.quiet_per_trial_lines):
+    # Ray prefixes the lines it forwards with the process, "(run_trial pid=...)".
+    said = ("View run", "View experiment", "Checkpoint successfully created")
+    chatty = [line for line in log.splitlines() if "run_trial pid=" in line and any(text in line for text in said)]
+    assert not chatty, chatty[:3]
     results = json.loads((tmp_path / "runs" / name / "results.json").read_text())["trials"]
     assert sorted((trial["config_id"], trial["repeat"]) for trial in results) == [
         (config, repeat) for config in ("baseline", "method-1") for repeat in range(3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -46,6 +47,7 @@ def run_trial(
         print(f"trial {tune.get_context().get_trial_id()} has no arm (Tune made it up): nothing to train", flush=True)
         return
     os.environ.update(credentials or {})
+    quiet_per_trial_lines()
     store_params(param)
     arm = Arm.from_tune(param["arm"])
     config = trial_config(sweep, arm)
@@ -73,6 +75,18 @@ def run_trial(
         name = lost.name if lost else trial_id
         trainer = torch_trainer(spec, name, sweep.layout.train_dir, run_callbacks=[TuneReportCallback()])
         trainer.fit()
+
+
+def quiet_per_trial_lines() -> None:
+    """No lines in this trial's process that say, for every trial, what the driver says once for the sweep.
+
+    MLflow's "View run/experiment at <url>" (the driver prints the sweep's page) and Ray's "Checkpoint successfully
+    created at" (the trial's folder has them) are three lines a trial. Each crosses the cluster to the driver,
+    which printed them merged ("[repeated 26x across cluster]") and spent an eighth of its CPU receiving them: at
+    10,000 trials, the driver's largest cost a trial that raycomp decides (docs/benchmarks.md "At scale").
+    """
+    os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
+    logging.getLogger("ray.train._internal.storage").setLevel(logging.WARNING)
 
 
 def lost_trial(
