@@ -1,16 +1,13 @@
 """`python -m raycomp.find` for real, shrunk: a find on the built-in CNN on a local Ray, its answer and files, its
-MLflow runs tagged by stage and its report attached, and at the same time a find of examples/own_model (a user's
-package and image folder: `methods: auto` picks only what applies to its network) whose recipe.yaml
-`python -m raycomp.train` trains; a bad find section exits 2 at its file:line:key before Ray starts. The shrunk
-experiments: tests/find_experiments.py and the --set lists below.
+MLflow runs tagged by stage and its report attached, and its recipe.yaml trained by `python -m raycomp.train`;
+examples/own_model's `methods: auto` picks only what applies to its network; a bad find section exits 2 at its
+file:line:key before Ray starts. The shrunk experiment: tests/find_experiments.py and the --set list below. (A find
+of a user's package, as a cluster job: tests/launch/test_multinode.py.)
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,43 +54,6 @@ def shrunk_find_cnn(storage: Path) -> list[str]:
     return [arg for key, value in sets.items() for arg in ("--set", f"{key}={value}")]
 
 
-def shrunk_own_model() -> list[str]:
-    """examples/own_model/find.yaml shrunk by --set: one epoch of 192 32-pixel images, a network wide enough that its
-    convolutions, not the step's fixed costs, take the time (so the sure method's speed-up shows in two seeds), one
-    sure method, two seeds a stage, no control and no MLflow (the CNN's find checks both)."""
-    sets = {
-        "max_duration": "1ep",
-        "data.image_size": 32,
-        "data.batch_size": 32,
-        "model.init_args.widths": "[32, 64]",
-        "tracking.enabled": "false",
-        "find.methods": json.dumps(SHRUNK_METHOD),
-        "find.accuracy_tolerance": 1.0,
-        "find.baseline_budgets": "[]",
-        "find.control": "false",
-        "find.max_settings": 1,
-        # One trial at a time: each round's trials share one trial process (its imports and first MLflow and
-        # optimizer set-up, seconds of CPU each), and none times its steps beside another.
-        "find.max_concurrent_trials": 1,
-        # Screen and Confirm take up to two more seeds when two do not resolve (a busy machine's timing).
-        **{f"find.{stage}": "[2, 4]" if stage in ("screen", "confirm") else "[2, 2]" for stage in STAGES},
-    }
-    return [arg for key, value in sets.items() for arg in ("--set", f"{key}={value}")]
-
-
-def own_model_find(project: Path) -> subprocess.CompletedProcess:
-    """The own-model find in a process (and a private Ray) of its own, from the folder that holds the package, as a
-    user runs it: its trials import `my_project` from there (the tests' Ray was started elsewhere, and its workers
-    cannot). After the CNN's find, not beside it: two finds sharing two cores upset each other's timing, and the
-    control arm says so."""
-    from my_project.data import write_image_folder
-
-    write_image_folder(project / "images", 3, (64, 8), 32)
-    env = {key: value for key, value in os.environ.items() if key != "RAYCOMP_PLUGINS"}
-    command = [sys.executable, "-m", "raycomp.find", "find.yaml", *shrunk_own_model()]
-    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=400)
-
-
 RECIPE = "progressive_resizing(delay_fraction=0.8,finetune_fraction=0.0,initial_scale=0.25)"
 
 
@@ -130,9 +90,7 @@ def check_answer(printed: str, folder: Path, candidates_line: str) -> dict:
     return answer
 
 
-def test_real_shrunk_finds_on_the_cnn_and_a_users_package_answer_and_the_recipe_trains(
-    tmp_path, user_project, local_ray, capsys, monkeypatch
-):
+def test_a_real_shrunk_find_on_the_cnn_answers_and_its_recipe_trains(tmp_path, local_ray, capsys, monkeypatch):
     storage = tmp_path / "cnn"
     monkeypatch.chdir(tmp_path)
     assert find_cli.main([str(EXPERIMENTS / "find_cnn.yaml"), *shrunk_find_cnn(storage)]) == 0
@@ -156,20 +114,10 @@ def test_real_shrunk_finds_on_the_cnn_and_a_users_package_answer_and_the_recipe_
     client = MlflowClient(f"sqlite:///{storage / 'mlflow.db'}")
     assert {f.path for f in client.list_artifacts(parent.info.run_id, "report")} >= {"report/report.html"}
 
-    own_model = own_model_find(user_project)
-    assert own_model.returncode == 0, own_model.stdout[-3000:] + own_model.stderr[-3000:]
-    own_folder = user_project / "runs" / "own_model_find"
-    own_answer = check_answer(
-        own_model.stdout, own_folder, "find: 1 candidate methods on my_project.nets.TinyResNet: progressive_resizing"
-    )
-    assert (own_folder / "report" / "report.html").is_file()
-    # The recipe a find recommended trains, as a user trains it: from the folder that holds their package.
-    trained = [(f, cwd) for a, f, cwd in ((answer, folder, tmp_path), (own_answer, own_folder, user_project))
-               if a["recommended"]]  # fmt: skip
-    for recipe_folder, cwd in trained:
-        monkeypatch.chdir(cwd)
-        assert train_cli.main([str(recipe_folder / "recipe.yaml")]) == 0
-        assert (recipe_folder.parent / f"{recipe_folder.name}-recipe").is_dir()
+    # The recipe a find recommended trains, as a user trains it (a user's package: test_multinode.py's find job).
+    if answer["recommended"]:
+        assert train_cli.main([str(folder / "recipe.yaml")]) == 0
+        assert (storage / "shrunk-recipe").is_dir()
 
 
 def test_auto_races_only_what_applies_to_the_users_network(user_project, monkeypatch):

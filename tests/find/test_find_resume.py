@@ -17,6 +17,8 @@ from find_experiments import SHRUNK_METHOD, shrunk
 from helpers import built_store
 from mlflow import MlflowClient
 
+from raycomp.cli import find as find_cli
+
 pytestmark = [pytest.mark.ray, pytest.mark.subprocess_cli]
 TIMEOUT = 400
 
@@ -71,7 +73,7 @@ def run_until_finished(path: Path, count: int, *flags: str) -> tuple[subprocess.
     return process, log
 
 
-def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_and_trains_no_finished_trial_again(tmp_path):
+def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_and_trains_no_finished_trial_again(tmp_path, capsys):
     """SIGTERM (as `timeout`, `kill` and batch schedulers stop a command; Ctrl-C's handler), then SIGKILL to the
     driver's process group, each once a trial more has finished, each followed by `--resume`: no finished trial
     trains again, every arm keeps one run, and the find ends with its answer. A rerun under the same name with
@@ -119,7 +121,9 @@ def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_and_trains_no_f
 
     changed = tmp_path / "changed.yaml"
     changed.write_text(path.read_text().replace("max_duration: 2ep", "max_duration: 3ep"))
-    refused = subprocess.run(  # refused before Ray and MLflow start: seconds
-        [sys.executable, "-m", "raycomp.find", str(changed)], capture_output=True, text=True, timeout=120
-    )
-    assert refused.returncode == 2 and "holds a" in refused.stderr and "Traceback" not in refused.stderr, refused
+    try:  # refused before Ray and MLflow start: here, not in a process of its own (its imports, seconds of CPU)
+        code = find_cli.main([str(changed)])
+    except SystemExit as exit_:
+        code = exit_.code
+    refused = capsys.readouterr().err
+    assert code == 2 and "holds a" in refused and "Traceback" not in refused, refused

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 from cluster_services import PostgresMlflow, S3Endpoint, postgres_available
-from find_experiments import SHRUNK_METHOD, shrunk
+from find_experiments import SHRUNK_METHOD
 from ray_nodes import RayNode, head_env, start_node, state, submit_and_wait
 
 from raycomp.base import keys
@@ -305,21 +305,61 @@ def test_ray_job_submit_of_a_users_project_spans_two_nodes_and_leaves_its_answer
     assert any(key.startswith("mlflow-artifacts/") and key.endswith("report.html") for key in cluster.s3.object_keys())
 
 
-# The job's working dir Ray zips and uploads: the repository, as the README's `ray job submit --working-dir .`.
-EXCLUDES = [".venv", ".git", "runs", "mlruns", "mlflow.db", "*.whl", "**/__pycache__", ".pytest_cache", ".ruff_cache"]
+USER_FIND = """\
+name: own-model-find
+model: {{class_path: my_project.nets.TinyResNet, init_args: {{num_classes: 3, widths: [32, 64]}}}}
+data:
+  class_path: my_project.data.colour_squares
+  init_args: {{num_train: 192, num_eval: 64, num_classes: 3, size: 32}}
+  batch_size: 32
+max_duration: 1ep
+scaling: {{num_workers: 0, cpus_per_worker: 1}}
+checkpoint: {{interval: 1ep, num_to_keep: 1}}
+tracking: {{enabled: false}}
+storage_path: {storage}
+find:
+  methods: {methods}
+  budget: 10m
+  accuracy_tolerance: 1.0
+  timing: cpu
+  baseline_budgets: []
+  control: false
+  max_settings: 1
+  max_concurrent_trials: 1  # a round's trials in one trial process
+  screen: [2, 4]
+  tune: [2, 2]
+  compose: [2, 2]
+  confirm: [2, 4]
+"""
 
 
-def test_ray_job_submit_runs_a_find_whose_stages_train_on_the_cluster(cluster, tmp_path):
-    """`raycomp find` as a cluster job (issue 30 item 5), the repository as its working dir: its driver joins the
-    head, each stage's round of trials is a Tune run on the worker nodes, and it answers in the shared storage."""
-    path = shrunk(tmp_path, "find-job", control=False, max_concurrent_trials=1)  # a round's trials in one process
-    config = path.read_text().replace(f"tracking_uri: sqlite:///{tmp_path / 'mlflow.db'}", "enabled: false")
-    path.write_text(config)
-    logs = submit_and_wait(cluster.head.dashboard, cluster.env, REPO, {"excludes": EXCLUDES}, path, command="find")
+def test_ray_job_submit_runs_a_users_find_whose_stages_train_on_the_cluster(
+    cluster, tmp_path, user_project, monkeypatch
+):
+    """`raycomp find` of a user's project as a cluster job (issue 30 item 5), examples/own_model its working dir:
+    its driver joins the head, each stage's round of trials is a Tune run on the worker nodes that imports the
+    user's package, and it answers in the shared storage. The recipe it recommends, if any, trains as a user trains
+    it: from the folder that holds their package. (One race of one sure method, ProgressiveResizing, two seeds a
+    stage, on a network wide enough that its convolutions, not a step's fixed costs, take the time.)"""
+    storage = tmp_path / "finds"
+    job = user_project / "job_find.yaml"
+    job.write_text(USER_FIND.format(storage=storage, methods=json.dumps(SHRUNK_METHOD)))
+    logs = submit_and_wait(cluster.head.dashboard, cluster.env, user_project, {}, Path(job.name), command="find")
 
-    answer = json.loads((tmp_path / "find-job" / "find.json").read_text())
+    assert "find: 1 candidate methods on my_project.nets.TinyResNet: progressive_resizing" in logs, logs[-4000:]
     assert "candidates (the stage each reached, and how it ended there):" in logs, logs[-4000:]
+    folder = storage / "own-model-find"
+    answer = json.loads((folder / "find.json").read_text())
     arms = {row["arm"]: row for row in answer["tried"]}
     assert {"baseline", *(key for key in arms if key.startswith("progressive_resizing"))} == set(arms), arms
     assert all(not row["failed"] and row["stages"][0] == "screen" for row in arms.values()), arms
     assert answer["recommended"] in (None, SHRUNK_METHOD)  # which one is the machine's timing (test_find_cli.py)
+    assert (folder / "report" / "report.html").is_file()
+    if answer["recommended"]:
+        from raycomp.cli import train as train_cli
+
+        monkeypatch.chdir(user_project)
+        assert train_cli.main([str(folder / "recipe.yaml")]) == 0
+        assert (storage / "own-model-find-recipe").is_dir()
+    else:
+        assert not (folder / "recipe.yaml").exists()

@@ -203,8 +203,8 @@ def test_close_orphaned_run_ends_only_runs_still_running(tmp_path, monkeypatch):
 
 def test_an_interrupted_sweep_ends_the_trial_runs_its_killed_processes_left_running(tmp_path):
     """Ray kills a trial's process at the driver's exit; one killed before its thread ended its run left it RUNNING
-    (seen once in the suite, test_cluster.py's D1). The sweep's run, ended KILLED, ends those KILLED too: not the
-    trials that ended their own runs, nor another sweep's."""
+    (seen once in the suite, in the D1 test, now a step of test_crash_resume.py). The sweep's run, ended KILLED,
+    ends those KILLED too: not the trials that ended their own runs, nor another sweep's."""
     with sweep_run(config(tmp_path, name="other"), None, resume=False) as other:
         with trial_run(other.ref, "elsewhere", ARM, config(tmp_path)) as elsewhere:
             pass

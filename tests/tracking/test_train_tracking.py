@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
+from helpers import popen_ctrl_c_reaches
 from mlflow import MlflowClient
 
 from raycomp.train import main
 
 SB = "algorithms.selective_backprop"
+REPO = Path(__file__).parents[2]
 
 
 def experiment(tmp_path: Path, **changes) -> dict:
@@ -140,9 +146,16 @@ def test_a_checkpoint_with_blurpool_is_refused_without_it_and_recreated_on_reque
     assert main([str(kept), "--resume-from", reference]) == 0
 
 
-def test_two_workers_fetch_the_mlflow_checkpoint_themselves_then_resume_from_rays(tmp_path, local_ray, capsys):
-    """A local run's MLflow checkpoint continued under DDP (each worker downloads it), then that Ray Train run
-    continued from its own checkpoint in Ray's storage, which comes before ``--resume-from``'s."""
+@pytest.mark.subprocess_cli  # its last run is `python -m raycomp.train` in a process of its own
+def test_two_workers_fetch_the_mlflow_checkpoint_themselves_then_resume_from_rays_until_ctrl_c(
+    tmp_path, local_ray, capsys
+):
+    """A local run's MLflow checkpoint continued under DDP (each worker downloads it); then that Ray Train run, made
+    longer, continued from its own checkpoint in Ray's storage, which comes before ``--resume-from``'s, as a
+    command of its own stopped by Ctrl-C. Ray Train's own SIGINT handler aborted the run and exited with 1 and no
+    word; raycomp says it as in local mode (exit 130, `interrupted`, its MLflow run KILLED), and the checkpoints
+    written so far stay for the rerun to resume from. (One run for both: each Ray Train run starts a worker group,
+    seconds of CPU.)"""
     assert main([str(write(tmp_path / "one.yaml", experiment(tmp_path)))]) == 0
     _, first = only_run(tmp_path)
     ddp = write(tmp_path / "ddp.yaml", experiment(tmp_path, name="ddp", max_duration="3ep", scaling={"num_workers": 2}))
@@ -153,11 +166,24 @@ def test_two_workers_fetch_the_mlflow_checkpoint_themselves_then_resume_from_ray
     client, run = only_run(tmp_path, "ddp")
     assert run.info.status == "FINISHED" and client.list_artifacts(run.info.run_id, "checkpoints")
 
-    # Same name, longer run: resumes from Ray's checkpoint at epoch 3. 256 samples over 2 ranks of 32 per step
-    # are 4 steps an epoch, so that is step 16 + 4.
-    assert main([str(ddp), *resume_from, "--set", "max_duration=4ep"]) == 0
-    out = capsys.readouterr().out
-    assert '"resumed_from_step": 20' in out and '"epoch": 4' in out and '"workers": 2' in out
+    # Same name, longer run: resumes from Ray's checkpoint at epoch 3. 256 samples over 2 ranks of 32 per step are
+    # 4 steps an epoch, so it trains from step 20 + 1 (from the MLflow checkpoint it would train from 16 + 1).
+    folder = tmp_path / "runs" / "ddp"
+    kept = set(folder.glob("checkpoint_*"))
+    command = [sys.executable, "-m", "raycomp.train", str(ddp), *resume_from, "--set", "max_duration=200ep"]
+    longer = popen_ctrl_c_reaches(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 180
+    while not set(folder.glob("checkpoint_*")) - kept and longer.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert longer.poll() is None, longer.stdout.read().decode()[-3000:]
+    longer.send_signal(signal.SIGINT)
+    output = longer.communicate(timeout=120)[0].decode()
+    assert longer.returncode == 130 and output.rstrip().endswith("interrupted"), output[-3000:]
+    runs = client.search_runs([client.get_experiment_by_name("ddp").experiment_id], order_by=["start_time ASC"])
+    assert [r.info.status for r in runs] == ["FINISHED", "KILLED"], output[-3000:]
+    trained = sorted(m.step for m in client.get_metric_history(runs[-1].info.run_id, "train/loss"))
+    assert trained and trained[0] == 21, trained  # the step after Ray's checkpoint
+    assert set(folder.glob("checkpoint_*")) - kept  # what it wrote before the Ctrl-C stays
 
 
 @pytest.fixture
