@@ -12,14 +12,6 @@ from typing import Any
 import yaml
 from mlflow import MlflowClient
 
-from raycomp.config import ExperimentConfig
-from raycomp.core import Callback, Logger, State
-from raycomp.launch.sinks import FolderSink
-from raycomp.launch.spec import TrialSpec
-from raycomp.launch.worker import run_in_process
-from raycomp.loop.checkpoint import KeptCheckpoints
-from raycomp.tracking import train_run
-
 SB = "algorithms.selective_backprop"
 
 
@@ -128,33 +120,3 @@ def test_trials_stopped_by_the_scheduler_end_killed_and_the_baseline_finished(tm
     for run in stopped:  # stopped at a rung (epoch 1 or 2 of 4); what they reported before the stop is there
         assert run.data.metrics["epoch"] in (1.0, 2.0) and run.data.metrics["finished"] == 0.0
         assert run.data.tags["raycomp.loop.checkpoint.latest"].endswith("checkpoint.pt")
-
-
-class StopServerAtEpoch(Callback):
-    def __init__(self, server: Any, epoch: int):
-        self.server, self.epoch = server, epoch
-
-    def epoch_start(self, state: State, logger: Logger) -> None:
-        if state.timestamp.epoch == self.epoch and self.server.process.poll() is None:
-            self.server.stop()
-
-
-def test_training_continues_and_says_so_when_the_server_goes_away(tmp_path, mlflow_server, capsys, monkeypatch):
-    # No retries against the dead server: the behaviour is the same, each failed send just returns at once
-    # instead of after raycomp's default retries (tracking/store.py), which made this test take a minute.
-    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
-    data = tiny_sweep(tmp_path, max_duration="3ep", tracking={"tracking_uri": mlflow_server.uri})
-    del data["sweep"]
-    config = ExperimentConfig.from_dict(data)
-    sink = FolderSink(KeptCheckpoints(tmp_path / "checkpoints"))
-    with train_run(config, None) as run:
-        spec = TrialSpec.of(config, run=run.ref, callbacks=(StopServerAtEpoch(mlflow_server, 1),))
-        run_in_process(spec, sink)
-    assert [report["epoch"] for report in sink.history] == [1, 2, 3] and sink.history[-1]["finished"]
-    assert sink.history[0]["tracking/failures"] == 0 and sink.history[-1]["tracking/failures"] > 0
-    err = capsys.readouterr().err
-    assert "MLflow metrics" in err and "training continues" in err
-    assert f"could not mark MLflow run {run.ref.run_id}" in err
-    # What was sent before the server went away is in its store.
-    stored = MlflowClient(f"sqlite:///{mlflow_server.folder / 'mlflow.db'}")
-    assert [m.step for m in stored.get_metric_history(run.ref.run_id, "eval/accuracy")] == [4]
