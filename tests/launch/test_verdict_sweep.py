@@ -1,6 +1,6 @@
 """A real sweep judges a planted slowdown `slower` and its A/A control `no evidence`, on a loaded machine too.
 
-The slowdown (tests/plugins) sleeps 0.5 s per batch, many times a step's own time (tens of ms); with it the method
+The slowdown (tests/plugins) sleeps 0.25 s per batch, many times a step's own time (tens of ms); with it the method
 arm runs SelectiveBackprop at keep 1 over the whole run, which trains as the baseline does but for an extra
 forward pass per batch (issue 23's arm). On this tiny run its accuracy equals the baseline's at every seed;
 the case of a slower arm a few tenths more accurate, within tolerance, is tests/report/test_verdicts.py's
@@ -38,12 +38,12 @@ def test_planted_slowdown_is_slower_and_the_control_shows_no_evidence(tmp_path):
         "checkpoint": {"interval": "1ep", "num_to_keep": 1},
         "tracking": {"enabled": False},
         "algorithms": {
-            "slowdown": {"seconds": 0.5},
+            "slowdown": {"seconds": 0.25},
             "selective_backprop": {"start": 0.0, "end": 1.0, "keep": 1.0, "scale_factor": 1.0, "interrupt": 0},
         },
         "sweep": {
             "space": {
-                "algorithms.slowdown.seconds": {"choice": [0.5]},
+                "algorithms.slowdown.seconds": {"choice": [0.25]},
                 "algorithms.selective_backprop.keep": {"choice": [1.0]},
             },
             "repeats": 2,
