@@ -28,6 +28,7 @@ import torch
 from torch.utils.data import Dataset
 
 from raycomp.base.atomic_files import atomic_writer
+from raycomp.base.cache import cache_root
 
 VOCAB_SIZE = 256
 VAL_FRACTION = 0.1
@@ -167,7 +168,7 @@ def default_cache_dir() -> Path:
     """``$RAYCOMP_CACHE_DIR``, else ``$XDG_CACHE_HOME/raycomp/text``, else ``~/.cache/raycomp/text``."""
     if os.environ.get("RAYCOMP_CACHE_DIR"):
         return Path(os.environ["RAYCOMP_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "raycomp" / "text"
+    return cache_root() / "text"
 
 
 def _save_atomically(payload: dict[str, torch.Tensor], path: Path) -> None:

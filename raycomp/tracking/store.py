@@ -28,6 +28,7 @@ from raycomp.base.redaction import without_credentials, without_secret_query
 from raycomp.config import ExperimentConfig
 from raycomp.tracking.experiment_page import mark_training_experiment
 from raycomp.tracking.ref import redacted_uri
+from raycomp.tracking.sqlite_store import build_sqlite_store
 
 # A server that is down must not stall training: MLflow's defaults retry for minutes. A failed send
 # is kept and sent again at the next report (client.py), so a few quick tries are enough, without
@@ -93,7 +94,7 @@ def make_client(uri: str) -> MlflowClient:
     if database is not None:
         database.parent.mkdir(parents=True, exist_ok=True)
         if not database.exists():
-            _build_sqlite_store(database)
+            build_sqlite_store(database)
     return MlflowClient(client_uri(uri))
 
 
@@ -107,22 +108,6 @@ def client_uri(uri: str) -> str:
     if password is not None:
         os.environ["MLFLOW_TRACKING_PASSWORD"] = password
     return bare
-
-
-def _build_sqlite_store(database: Path) -> None:
-    """A new SQLite store, built under a temporary name and linked into place whole.
-
-    MLflow creates its schema in many statements: a first run interrupted meanwhile (Ctrl-C, a full disk)
-    would leave a half-built ``mlflow.db`` that every later run fails to open (reliability notes, M6).
-    ``os.link`` does not replace: when two processes build at once, the first store linked is kept.
-    """
-    staging = database.with_name(f".{database.name}.{os.getpid()}.building")
-    try:
-        MlflowClient(f"sqlite:///{staging}").search_experiments(max_results=1)  # creates and migrates
-        with contextlib.suppress(FileExistsError):
-            os.link(staging, database)
-    finally:
-        staging.unlink(missing_ok=True)
 
 
 def open_experiment(config: ExperimentConfig) -> tuple[MlflowClient, str]:

@@ -4,6 +4,7 @@ named after the defect it guards against."""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import sqlite3
 import subprocess
@@ -148,7 +149,10 @@ print("built", flush=True)
 @pytest.mark.spawns
 def test_m6_a_first_run_killed_while_creating_the_store_leaves_none_half_built(tmp_path):
     database = tmp_path / "runs" / "mlflow.db"
-    builder = subprocess.Popen([sys.executable, "-c", BUILD_STORE, str(database)], stdout=subprocess.PIPE, text=True)
+    empty_cache = {**os.environ, "RAYCOMP_CACHE_DIR": str(tmp_path / "cache")}  # no copy to make: MLflow migrates
+    builder = subprocess.Popen(
+        [sys.executable, "-c", BUILD_STORE, str(database)], stdout=subprocess.PIPE, text=True, env=empty_cache
+    )
     assert builder.stdout.readline().strip() == "building"
     deadline = time.monotonic() + 60
     while not list(database.parent.glob("*mlflow.db*")) and time.monotonic() < deadline:
