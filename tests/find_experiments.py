@@ -1,4 +1,5 @@
-"""A shrunk find experiment for the tests that run one for real (tests/find/test_find_cli.py, test_find_resume.py).
+"""Shrunk find experiments for the tests that run one for real (tests/find/test_find_resume.py, test_find_runs.py,
+tests/launch/test_multinode.py), and what a finished one printed and wrote.
 
 It races one ProgressiveResizing setting (an eighth of the pixels for most of training, a sure speed-up even on a
 busy machine) at two seeds a stage, with an accuracy tolerance of 1 (the tiny set's accuracy says nothing): what
@@ -7,11 +8,17 @@ the tests check is the path through the stages, not a verdict on the CNN.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import yaml
+from mlflow import MlflowClient
 
+from raycomp.config import load_experiment
+
+EXPERIMENTS = Path(__file__).parents[1] / "experiments"
+STAGES = ("screen", "tune", "compose", "confirm")
 SHRUNK_METHOD = {"progressive_resizing": {"initial_scale": 0.25, "delay_fraction": 0.8, "finetune_fraction": 0.0}}
 
 
@@ -40,3 +47,87 @@ def shrunk(storage: Path, name: str, methods: Any = None, **find: Any) -> Path:
     path = storage / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+def shrunk_find_cnn(storage: Path, name: str) -> Path:
+    """experiments/find_cnn.yaml shrunk: tiny data, one sure method, two seeds a stage (up to four in Screen and
+    Confirm, when two do not resolve on a busy machine), tracked in a SQLite store in ``storage``."""
+    config = yaml.safe_load((EXPERIMENTS / "find_cnn.yaml").read_text())
+    config |= {
+        "name": name,
+        "storage_path": str(storage),
+        "tracking": {"tracking_uri": f"sqlite:///{storage / 'mlflow.db'}"},
+    }
+    config["data"] |= {"num_train": 512, "num_test": 128, "batch_size": 64}
+    config["find"] |= {
+        "methods": SHRUNK_METHOD,
+        "accuracy_tolerance": 1.0,  # the tiny set's accuracy says nothing
+        "baseline_budgets": [],
+        "max_settings": 1,
+        # One trial at a time: each round's trials share one trial process (its imports and first MLflow and
+        # optimizer set-up, seconds of CPU each), and none times its steps beside another.
+        "max_concurrent_trials": 1,
+        **{stage: [2, 4] if stage in ("screen", "confirm") else [2, 2] for stage in STAGES},
+    }
+    path = storage / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+RECIPE = "progressive_resizing(delay_fraction=0.8,finetune_fraction=0.0,initial_scale=0.25)"
+
+
+def check_answer(printed: str, folder: Path, candidates_line: str) -> dict:
+    """What a finished shrunk find printed and wrote agrees with its find.json, whatever the answer.
+
+    Whether two to four paired seeds show the sure method ``faster`` (in Screen, and again in Confirm with the
+    control arm's timing holding) is a timed outcome: on a 2-core machine shared with another test it can come out
+    ``no evidence`` (the paired t at two seeds needs both seeds' ratios within a ninth of each other), so the test
+    checks the answer the find gave, each way, not the machine. The decisions themselves are checked on simulated
+    times (test_find_simulated.py).
+    """
+    assert candidates_line in printed
+    assert "candidates (the stage each reached, and how it ended there):" in printed
+    answer = json.loads((folder / "find.json").read_text())
+    path = [step["stage"] for step in answer["paths"]["progressive_resizing"]]
+    if answer["chosen"] is None:  # Screen could not show it faster on this machine
+        assert path == ["screen"] and "not shown faster in" in answer["paths"]["progressive_resizing"][0]["outcome"]
+    else:
+        assert answer["chosen"] == RECIPE and path == list(STAGES)
+        assert min(answer["verdict"]["seeds"]) >= 2  # Confirm's own seeds, after the search's (0, 1, maybe more)
+    if answer["recommended"] is not None:
+        assert answer["recommended"] == SHRUNK_METHOD and answer["verdict"]["verdict"] == "faster"
+        assert f"recommended: {RECIPE}" in printed
+        assert "paste into your experiment:\n  algorithms:\n    progressive_resizing: {delay_fraction: 0.8" in printed
+        recipe = load_experiment(str(folder / "recipe.yaml"))
+        assert list(recipe.to_dict()["algorithms"]) == ["progressive_resizing"]
+    else:  # said so, and no recipe.yaml to train
+        assert "none of the 1 methods is faster at equal accuracy on this model" in printed
+        if answer["chosen"] is not None:
+            timing_held = answer["control"] is None or answer["control"]["verdict"] in ("no evidence", "equivalent")
+            assert answer["verdict"]["verdict"] != "faster" or not timing_held
+        assert not (folder / "recipe.yaml").exists()
+    return answer
+
+
+def check_find_runs(storage: Path, name: str, answer: dict) -> None:
+    """The find's MLflow runs: one parent with the recipe's tag, each trial's run tagged with its stage (the method
+    and the baseline at each Screen seed; the recipe, the baseline and the control at each Confirm seed), all
+    FINISHED, and the find's page attached to the parent."""
+    client = MlflowClient(f"sqlite:///{storage / 'mlflow.db'}")
+    runs = client.search_runs([client.get_experiment_by_name(name).experiment_id], max_results=1000)
+    (parent,) = [run for run in runs if run.data.tags.get("raycomp.kind") == "find"]
+    trials = [run for run in runs if run.data.tags.get("raycomp.kind") == "trial"]
+    assert parent.data.tags.get("raycomp.find.recipe") == (RECIPE if answer["recommended"] else None)
+    stages = {
+        (t.data.tags["raycomp.config_id"], t.data.tags["raycomp.repeat"]): t.data.tags.get("raycomp.find.stage")
+        for t in trials
+    }
+    by_stage = {stage: sorted(int(r) for (_, r), st in stages.items() if st == stage) for stage in STAGES}
+    assert len(stages) == len(trials) and stages[("baseline", "0")] == "screen"
+    assert len(by_stage["screen"]) == 2 * len(set(by_stage["screen"]))  # the method and the baseline, each seed
+    if answer["chosen"] is not None:  # Confirm: the recipe, the baseline and the control at each fresh seed
+        fresh = answer["verdict"]["seeds"]
+        assert by_stage["confirm"] == sorted(3 * fresh) and stages[("control", str(fresh[0]))] == "confirm"
+    assert {t.info.status for t in [parent, *trials]} == {"FINISHED"}
+    assert {f.path for f in client.list_artifacts(parent.info.run_id, "report")} >= {"report/report.html"}

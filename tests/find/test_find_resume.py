@@ -1,6 +1,9 @@
-"""A find killed outright mid-stage (SIGKILL to the driver's process group, its private Ray with it) and then
+"""`python -m raycomp.find` for real: experiments/find_cnn.yaml shrunk (tests/find_experiments.py), stopped by
+SIGTERM, then killed outright mid-stage (SIGKILL to the driver's process group, its private Ray with it), each time
 `--resume`d: the round in flight is restored from its Tune folder, no finished trial trains again, every arm keeps
-one MLflow run, and the find ends with the same answer format."""
+one MLflow run; and the find it ends as: its answer and files, its MLflow runs tagged by stage and its report
+attached to its parent run, its recipe.yaml trained by `python -m raycomp.train`. (One find for both: a find costs
+rounds of trial processes, seconds of CPU each.)"""
 
 from __future__ import annotations
 
@@ -13,11 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
-from find_experiments import SHRUNK_METHOD, shrunk
+from find_experiments import check_answer, check_find_runs, shrunk_find_cnn
 from helpers import built_store
 from mlflow import MlflowClient
 
 from raycomp.cli import find as find_cli
+from raycomp.cli import train as train_cli
 
 pytestmark = [pytest.mark.ray, pytest.mark.subprocess_cli]
 TIMEOUT = 400
@@ -73,18 +77,16 @@ def run_until_finished(path: Path, count: int, *flags: str) -> tuple[subprocess.
     return process, log
 
 
-def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_and_trains_no_finished_trial_again(tmp_path, capsys):
+def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_to_its_answer_and_its_recipe_trains(tmp_path, capsys):
     """SIGTERM (as `timeout`, `kill` and batch schedulers stop a command; Ctrl-C's handler), then SIGKILL to the
     driver's process group, each once a trial more has finished, each followed by `--resume`: no finished trial
     trains again, every arm keeps one run, and the find ends with its answer. A rerun under the same name with
     another training config is refused before Ray (one name, one config).
 
     The find's trials run one at a time: each round's trials then share one trial process (its imports, its
-    first MLflow and optimizer set-up: seconds of CPU each) instead of two, on a 2-core machine already busy."""
-    methods = {"label_smoothing": {}, **SHRUNK_METHOD}
-    path = shrunk(tmp_path, "killed", methods=methods, control=False, max_concurrent_trials=1)
-    config = path.read_text().replace("max_duration: 1ep", "max_duration: 2ep")  # a checkpoint mid-trial
-    path.write_text(config)
+    first MLflow and optimizer set-up: seconds of CPU each) instead of two, on a 2-core machine already busy.
+    Its trials train 2 epochs, a checkpoint each: a trial killed mid-way has one to resume from."""
+    path = shrunk_find_cnn(tmp_path, "killed")
 
     process, log = run_until_finished(path, 1)
     before = finished_steps(tmp_path)
@@ -99,16 +101,18 @@ def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_and_trains_no_f
     process, log = run_until_finished(path, len(finished_steps(tmp_path)) + 1, "--resume")
     kill_group(process)
     before = finished_steps(tmp_path)
-    assert 2 <= len(before) < 6, before  # mid-screen: the round has 6 trials (2 methods and the baseline, 2 seeds)
+    assert 2 <= len(before) < 4, before  # mid-screen: the round has 4 trials (the method and the baseline, 2 seeds)
 
     resumed, resumed_log = start(path, "--resume")
     try:
         assert resumed.wait(timeout=TIMEOUT) == 0, resumed_log.read_text()[-3000:]
     finally:
         kill_group(resumed)
-    out = resumed_log.read_text()
-    assert "candidates (the stage each reached, and how it ended there):" in out
-    assert "recommended: " in out or "none of the 2 methods" in out
+    answer = check_answer(
+        resumed_log.read_text(),
+        tmp_path / "killed",
+        "find: 1 candidate methods on the 'cnn' model: progressive_resizing",
+    )
     runs = trial_runs(tmp_path, "killed")
     arms = [(run.data.tags["raycomp.config_id"], run.data.tags["raycomp.repeat"]) for run in runs]
     assert len(arms) == len(set(arms)), "an arm was trained in two runs"
@@ -117,10 +121,15 @@ def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_and_trains_no_f
     for run_id, logged in before.items():  # finished before the kill: not one step trained again
         assert steps(tmp_path, run_id) == logged
         assert "raycomp.retrained_from_step" not in by_id[run_id].data.tags
-    assert (tmp_path / "killed" / "find.json").is_file()
+    check_find_runs(tmp_path, "killed", answer)
+    if answer["recommended"]:  # the recipe trains, as a user trains it
+        assert train_cli.main([str(tmp_path / "killed" / "recipe.yaml")]) == 0
+        assert (tmp_path / "killed-recipe").is_dir()
+        capsys.readouterr()
 
     changed = tmp_path / "changed.yaml"
     changed.write_text(path.read_text().replace("max_duration: 2ep", "max_duration: 3ep"))
+    assert changed.read_text() != path.read_text()
     try:  # refused before Ray and MLflow start: here, not in a process of its own (its imports, seconds of CPU)
         code = find_cli.main([str(changed)])
     except SystemExit as exit_:

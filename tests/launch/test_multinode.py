@@ -353,7 +353,10 @@ def test_ray_job_submit_runs_a_users_find_whose_stages_train_on_the_cluster(
     arms = {row["arm"]: row for row in answer["tried"]}
     assert {"baseline", *(key for key in arms if key.startswith("progressive_resizing"))} == set(arms), arms
     assert all(not row["failed"] and row["stages"][0] == "screen" for row in arms.values()), arms
-    assert answer["recommended"] in (None, SHRUNK_METHOD)  # which one is the machine's timing (test_find_cli.py)
+    assert answer["recommended"] in (
+        None,
+        SHRUNK_METHOD,
+    )  # which one is the machine's timing (find_experiments.check_answer)
     assert (folder / "report" / "report.html").is_file()
     if answer["recommended"]:
         from raycomp.cli import train as train_cli
