@@ -12,11 +12,21 @@ from mlflow import MlflowClient
 from raycomp.tracking.sqlite_store import build_sqlite_store
 
 
-def schema(database: Path) -> tuple[list, list]:
-    """The store's tables and their columns, and MLflow's migration head."""
+def schema(database: Path) -> tuple[dict, list]:
+    """The store's tables, each with its columns, indexes and foreign keys, and MLflow's migration head. Not the
+    tables' SQL text: two builds by MLflow's migrations differ in it (the order of a table's constraints and of its
+    indexes' creation) with the same schema."""
     with contextlib.closing(sqlite3.connect(database)) as store:
-        tables = store.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
-        return tables, store.execute("SELECT version_num FROM alembic_version").fetchall()
+        shape = {}
+        for (table,) in store.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            columns = sorted(row[1:] for row in store.execute(f"PRAGMA table_info('{table}')"))
+            indexes = sorted(
+                (name, unique, tuple(column for *_, column in store.execute(f"PRAGMA index_info('{name}')")))
+                for _, name, unique, *_ in store.execute(f"PRAGMA index_list('{table}')").fetchall()
+            )
+            keys = sorted(row[2:] for row in store.execute(f"PRAGMA foreign_key_list('{table}')"))
+            shape[table] = (columns, indexes, keys)
+        return shape, store.execute("SELECT version_num FROM alembic_version").fetchall()
 
 
 def test_a_second_store_is_a_copy_with_the_schema_migrations_give_and_a_broken_copy_is_built_again(
