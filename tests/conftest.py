@@ -1,5 +1,6 @@
 import os
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -32,9 +33,17 @@ def private_text_cache(tmp_path_factory):
     os.environ["RAYCOMP_CACHE_DIR"] = str(tmp_path_factory.mktemp("raycomp-cache"))
 
 
+PLUGINS = Path(__file__).parent / "plugins"  # the tests' own algorithms and models, importable by the shared Ray
+TEST_ALGORITHMS = "raycomp_test_plugins"
+
+
 class SharedRay:
     """The suite's real local Ray, one per test process, started as the CLIs start it by the first test that asks
     for it and stopped once the next test of this process does not (``pytest_runtest_teardown``).
+
+    Its workers can import tests/plugins (``PYTHONPATH``) and register its algorithms (``RAYCOMP_PLUGINS``), as a
+    user's private Ray would with both set: a test then sweeps them in this process (``test_plugins``) instead of
+    starting a CLI and a Ray of its own. This process's registry is left alone.
 
     An idle Ray still costs ~3.6 CPU-s a minute (its dashboard, idle workers, log monitor and raylet:
     docs/benchmarks.md, "The test suite"); kept for the whole run, the two processes' Rays idled through the
@@ -44,10 +53,13 @@ class SharedRay:
     def up() -> None:
         import ray
 
+        from raycomp.base.process_env import environment
         from raycomp.launch.cluster import init_ray
 
         if not ray.is_initialized():
-            init_ray(num_cpus=2)
+            path = os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")]))
+            with environment({"PYTHONPATH": path, "RAYCOMP_PLUGINS": TEST_ALGORITHMS}):
+                init_ray(num_cpus=2)
 
     @staticmethod
     def down() -> None:
@@ -74,6 +86,22 @@ def local_ray(shared_ray):
 
 
 _RAY_FIXTURES = {"local_ray", "shared_ray"}
+
+
+@pytest.fixture
+def test_plugins(monkeypatch):
+    """tests/plugins importable here and its algorithms registered, as the shared Ray's workers have them; both
+    gone again after the test, so no other test's registry holds them."""
+    from raycomp.algorithms.registry import ALGORITHMS
+
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    before = dict(ALGORITHMS)
+    __import__(TEST_ALGORITHMS)
+    yield
+    ALGORITHMS.clear()
+    ALGORITHMS.update(before)
+    for name in [name for name in sys.modules if name.startswith(("raycomp_test_plugins", "raycomp_test_nets"))]:
+        del sys.modules[name]
 
 
 @pytest.hookimpl(trylast=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import signal
@@ -11,6 +12,7 @@ import sys
 import threading
 import time
 import urllib.request
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -207,3 +209,24 @@ class MlflowServer:
     def stop(self) -> None:
         terminate(self.process)
         self.log.close()
+
+
+def tune_main_here(argv: list[str]) -> tuple[int, str]:
+    """``python -m raycomp.tune argv`` run in this process: its exit code and what it printed (stdout and stderr).
+    The working directory, ``sys.path`` and the environment, which the command may change, are given back."""
+    from raycomp.cli.tune import main
+
+    cwd, path, environment = os.getcwd(), list(sys.path), dict(os.environ)
+    printed = io.StringIO()
+    try:
+        with redirect_stdout(printed), redirect_stderr(printed):
+            try:
+                code = main(argv)
+            except SystemExit as exit_:  # a config refused while loading exits as the command does
+                code = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        os.chdir(cwd)
+        sys.path[:] = path
+        os.environ.clear()
+        os.environ.update(environment)
+    return code, printed.getvalue()

@@ -30,7 +30,7 @@ from typing import Any
 import psutil
 import pytest
 import yaml
-from helpers import built_store
+from helpers import built_store, tune_main_here
 from mlflow import MlflowClient
 
 from raycomp.base import keys
@@ -359,30 +359,6 @@ def refuse_to_mix_configs(storage: Path, path: Path) -> None:
         assert code == 2, output
         assert said in output and "Traceback" not in own_lines(output), output
     assert json.loads((storage / "grown" / "training_config.json").read_text())["max_duration"] == "3ep"
-
-
-def tune_main_here(argv: list[str]) -> tuple[int, str]:
-    """``python -m raycomp.tune argv`` run in this process: its exit code and what it printed (stdout and stderr).
-    The working directory, ``sys.path`` and the environment, which the command may change, are given back."""
-    import io
-    from contextlib import redirect_stderr, redirect_stdout
-
-    from raycomp.cli.tune import main
-
-    cwd, path, environment = os.getcwd(), list(sys.path), dict(os.environ)
-    printed = io.StringIO()
-    try:
-        with redirect_stdout(printed), redirect_stderr(printed):
-            try:
-                code = main(argv)
-            except SystemExit as exit_:  # a config refused while loading exits as the command does
-                code = exit_.code if isinstance(exit_.code, int) else 1
-    finally:
-        os.chdir(cwd)
-        sys.path[:] = path
-        os.environ.clear()
-        os.environ.update(environment)
-    return code, printed.getvalue()
 
 
 def own_lines(output: str) -> str:

@@ -1,51 +1,25 @@
-"""A real sweep whose method trials fail (issue 32 items 2 and 5): the user's own model, in a package this test
-writes, raises in forward after a few training steps in the method arm only. The configuration says ``failed`` with
-the error's first line in the CLI's verdict rows, results.json, the report and the MLflow store, "best" is none
-with that reason, and the sweep's two seeds are called uninformative before it starts and on its page."""
+"""A real sweep whose method trials fail (issue 32 items 2 and 5): a user's own model
+(tests/plugins/raycomp_test_nets.py) raises in forward after a few training steps in the method arm only. The
+configuration says ``failed`` with the error's first line in the CLI's verdict rows, results.json, the report and
+the MLflow store, "best" is none with that reason, and the sweep's two seeds are called uninformative before it
+starts and on its page."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
-import pytest
 import yaml
+from helpers import tune_main_here
 
-pytestmark = pytest.mark.subprocess_cli  # its own process and its own Ray (tests/conftest.py: slow)
-
-NETS = '''
-"""A linear classifier that raises in a training step after ``fail_after`` of them (None: never)."""
-
-import torch
-from torch import nn
-
-
-class FailsAfter(nn.Module):
-    def __init__(self, num_classes: int = 10, fail_after: int | None = None) -> None:
-        super().__init__()
-        self.linear = nn.Linear(3 * 32 * 32, num_classes)
-        self.fail_after = fail_after
-        self.steps = 0
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        if self.training and torch.is_grad_enabled():  # training steps only: not the preflight's probe
-            self.steps += 1
-            if self.fail_after is not None and self.steps > self.fail_after:
-                raise RuntimeError(f"planted failure at training step {self.steps}\\nthe traceback's second line")
-        return self.linear(images.flatten(1))
-'''
 FIRST_LINE = "RuntimeError: planted failure at training step 3"
 
 
-def test_a_sweep_whose_method_fails_says_failed_everywhere(tmp_path):
-    (tmp_path / "failing_project").mkdir()
-    (tmp_path / "failing_project" / "__init__.py").write_text("")
-    (tmp_path / "failing_project" / "nets.py").write_text(NETS)
+def test_a_sweep_whose_method_fails_says_failed_everywhere(tmp_path, local_ray, test_plugins):
+    """``python -m raycomp.tune`` in this process, on the suite's Ray; its model (tests/plugins/raycomp_test_nets.py)
+    fails after two training steps in the method's trials."""
     experiment = {
         "name": "failing",
-        "model": {"class_path": "failing_project.nets.FailsAfter", "init_args": {"num_classes": 10}},
+        "model": {"class_path": "raycomp_test_nets.FailsAfter", "init_args": {"num_classes": 10}},
         "data": {"num_train": 64, "num_test": 32, "batch_size": 16},
         "max_duration": "1ep",
         "storage_path": str(tmp_path / "runs"),
@@ -60,16 +34,8 @@ def test_a_sweep_whose_method_fails_says_failed_everywhere(tmp_path):
         },
     }
     (tmp_path / "failing.yaml").write_text(yaml.safe_dump(experiment))
-    done = subprocess.run(
-        [sys.executable, "-m", "raycomp.tune", "failing.yaml"],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    out = done.stdout
-    assert done.returncode == 1, out[-3000:] + done.stderr[-3000:]  # a trial failed
+    code, out = tune_main_here([str(tmp_path / "failing.yaml")])
+    assert code == 1, out[-6000:]  # a trial failed
 
     # Before any trial: two seeds cannot resolve a speed-up.
     warning = "warning: sweep.repeats: 2 gives intervals from 2 seeds, which are uninformative"

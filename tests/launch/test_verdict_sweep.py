@@ -8,26 +8,21 @@ the case of a slower arm a few tenths more accurate, within tolerance, is tests/
 The sweep is adaptive: 2 seeds (too few for any verdict at its look's level), then one seed at a time up
 to 6, alpha spent over the looks at 99.9 % in all, so the method resolves within 6 seeds on a loaded
 2-core machine and stops, and the control, identical to the baseline, comes out `faster` or `slower` about
-once in a thousand runs. Times are the training steps' own (eval_report.StepClock).
+once in a thousand runs. Times are the training steps' own (eval_report.StepClock). The command runs in this
+process on the suite's Ray, whose workers register the slowdown through ``RAYCOMP_PLUGINS`` (tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
-
-TESTS = Path(__file__).parents[1]
-pytestmark = [pytest.mark.ray, pytest.mark.subprocess_cli]  # `python -m raycomp.tune`, with its private Ray
+from helpers import tune_main_here
 
 
 @pytest.mark.measured
-def test_planted_slowdown_is_slower_and_the_control_shows_no_evidence(tmp_path):
+def test_planted_slowdown_is_slower_and_the_control_shows_no_evidence(tmp_path, local_ray, test_plugins):
     experiment = {
         "name": "planted",
         "model": {"name": "cnn_plain"},
@@ -56,21 +51,8 @@ def test_planted_slowdown_is_slower_and_the_control_shows_no_evidence(tmp_path):
     }
     path = tmp_path / "planted.yaml"
     path.write_text(yaml.safe_dump(experiment))
-    plugins = str(TESTS / "plugins")
-    env = {
-        **os.environ,
-        "RAYCOMP_PLUGINS": "raycomp_test_plugins",
-        "PYTHONPATH": os.pathsep.join(filter(None, [plugins, os.environ.get("PYTHONPATH")])),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "raycomp.tune", str(path), "--no-report"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    code, out = tune_main_here([str(path), "--no-report"])
+    assert code == 0, out[-6000:]
     document = json.loads((tmp_path / "planted" / "results.json").read_text())
     configs = {row["config_id"]: row for row in document["configs"]}
     assert set(configs) == {"baseline", "control", "method-1"}
@@ -81,7 +63,7 @@ def test_planted_slowdown_is_slower_and_the_control_shows_no_evidence(tmp_path):
     assert method["verdict"] == "slower", method
     assert configs["method-1"]["speedup_ci_high"] < 1
     assert control["verdict"] == "no evidence", control
-    assert "adaptive repeats: one more seed for method-1 (seed 2)" in done.stdout
-    assert f"resolved at {seeds} seeds" in done.stdout
+    assert "adaptive repeats: one more seed for method-1 (seed 2)" in out
+    assert f"resolved at {seeds} seeds" in out
     assert document["control"] == "no evidence"
-    assert "control (A/A): no evidence" in done.stdout
+    assert "control (A/A): no evidence" in out
