@@ -82,3 +82,22 @@ def test_import_raycomp_imports_no_torch_until_a_name_needs_it():
     result = subprocess.run([sys.executable, "-c", LAZY_PACKAGE], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "ok"
+
+
+UNTRACKED_TRIAL = """
+import sys
+sys.modules["mlflow"] = None  # importing it now raises ImportError
+import raycomp.launch.sweep.tuner, raycomp.launch.worker  # what a trial's process loads to train
+from raycomp.launch.sweep.trial import tracked
+with tracked(None, "trial", None, None, None) as run:
+    assert run is None
+print("ok")
+"""
+
+
+@pytest.mark.spawns
+def test_a_trial_without_tracking_never_imports_mlflow():
+    """Its import is ~0.65 CPU-s in every trial process of a sweep that tracks nothing."""
+    result = subprocess.run([sys.executable, "-c", UNTRACKED_TRIAL], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "ok"
