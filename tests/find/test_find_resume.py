@@ -1,9 +1,9 @@
 """`python -m raycomp.find` for real: experiments/find_cnn.yaml shrunk (tests/find_experiments.py), stopped by
 SIGTERM, then killed outright mid-stage (SIGKILL to the driver's process group, its private Ray with it), each time
-`--resume`d: the round in flight is restored from its Tune folder, no finished trial trains again, every arm keeps
-one MLflow run; and the find it ends as: its answer and files, its MLflow runs tagged by stage and its report
-attached to its parent run, its recipe.yaml trained by `python -m raycomp.train`. (One find for both: a find costs
-rounds of trial processes, seconds of CPU each.)"""
+`--resume`d (the last time in this process, on the suite's Ray): the round in flight is restored from its Tune
+folder, no finished trial trains again, every arm keeps one MLflow run; and the find it ends as: its answer and
+files, its MLflow runs tagged by stage and its report attached to its parent run, its recipe.yaml trained by
+`python -m raycomp.train`. (One find for both: a find costs rounds of trial processes, seconds of CPU each.)"""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from find_experiments import check_answer, check_find_runs, shrunk_find_cnn
-from helpers import built_store
+from helpers import built_store, tune_main_here
 from mlflow import MlflowClient
 
 from raycomp.cli import find as find_cli
@@ -77,7 +77,9 @@ def run_until_finished(path: Path, count: int, *flags: str) -> tuple[subprocess.
     return process, log
 
 
-def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_to_its_answer_and_its_recipe_trains(tmp_path, capsys):
+def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_to_its_answer_and_its_recipe_trains(
+    tmp_path, capsys, local_ray
+):
     """SIGTERM (as `timeout`, `kill` and batch schedulers stop a command; Ctrl-C's handler), then SIGKILL to the
     driver's process group, each once a trial more has finished, each followed by `--resume`: no finished trial
     trains again, every arm keeps one run, and the find ends with its answer. A rerun under the same name with
@@ -105,13 +107,10 @@ def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_to_its_answer_a
     # ended between the last look and the kill: either way, with work finished that --resume must not redo.
     assert 2 <= len(before) <= 4, before
 
-    resumed, resumed_log = start(path, "--resume")
-    try:
-        assert resumed.wait(timeout=TIMEOUT) == 0, resumed_log.read_text()[-3000:]
-    finally:
-        kill_group(resumed)
+    code, output = tune_main_here([str(path), "--resume"], "find")  # on the suite's Ray: a Ray start less
+    assert code == 0, output[-3000:]
     answer = check_answer(
-        resumed_log.read_text(),
+        output,
         tmp_path / "killed",
         "find: 1 candidate methods on the 'cnn' model: progressive_resizing",
     )
