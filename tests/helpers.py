@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import pickle
@@ -211,14 +212,11 @@ class MlflowServer:
         self.log.close()
 
 
-def tune_main_here(argv: list[str], command: str = "tune") -> tuple[int, str]:
+def command_here(argv: list[str], command: str = "tune") -> tuple[int, str]:
     """``python -m raycomp.<command> argv`` run in this process (on the suite's Ray, if it is up): its exit code and
     what it printed (stdout and stderr). The working directory, ``sys.path`` and the environment, which the command
     may change, are given back."""
-    import importlib
-
     main = importlib.import_module(f"raycomp.cli.{command}").main
-
     cwd, path, environment = os.getcwd(), list(sys.path), dict(os.environ)
     printed = io.StringIO()
     try:

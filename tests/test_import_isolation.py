@@ -29,9 +29,7 @@ print("ok")
 
 @pytest.mark.spawns
 def test_core_imports_without_ray_or_mlflow_and_does_nothing_at_import():
-    result = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    assert_prints_ok(CHECK)
 
 
 NO_ALGORITHMS = """
@@ -61,9 +59,7 @@ print("ok")
 
 @pytest.mark.spawns
 def test_the_core_orders_algorithms_without_importing_any():
-    result = subprocess.run([sys.executable, "-c", NO_ALGORITHMS], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    assert_prints_ok(NO_ALGORITHMS)
 
 
 LAZY_PACKAGE = """
@@ -79,9 +75,7 @@ print("ok")
 
 @pytest.mark.spawns
 def test_import_raycomp_imports_no_torch_until_a_name_needs_it():
-    result = subprocess.run([sys.executable, "-c", LAZY_PACKAGE], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip() == "ok"
+    assert_prints_ok(LAZY_PACKAGE)
 
 
 UNTRACKED_TRIAL = """
@@ -98,6 +92,11 @@ print("ok")
 @pytest.mark.spawns
 def test_a_trial_without_tracking_never_imports_mlflow():
     """Its import is ~0.65 CPU-s in every trial process of a sweep that tracks nothing."""
-    result = subprocess.run([sys.executable, "-c", UNTRACKED_TRIAL], capture_output=True, text=True, timeout=120)
+    assert_prints_ok(UNTRACKED_TRIAL)
+
+
+def assert_prints_ok(script: str) -> None:
+    """Runs ``script`` in a fresh interpreter (nothing imported yet, unlike this one) and expects it to print ok."""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "ok"

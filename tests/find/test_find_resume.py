@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from find_experiments import check_answer, check_find_runs, shrunk_find_cnn
-from helpers import built_store, tune_main_here
+from helpers import built_store, command_here
 from mlflow import MlflowClient
 
 from raycomp.cli import find as find_cli
@@ -107,7 +107,7 @@ def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_to_its_answer_a
     # ended between the last look and the kill: either way, with work finished that --resume must not redo.
     assert 2 <= len(before) <= 4, before
 
-    code, output = tune_main_here([str(path), "--resume"], "find")  # on the suite's Ray: a Ray start less
+    code, output = command_here([str(path), "--resume"], "find")  # on the suite's Ray: a Ray start less
     assert code == 0, output[-3000:]
     answer = check_answer(
         output,

@@ -30,7 +30,7 @@ from typing import Any
 import psutil
 import pytest
 import yaml
-from helpers import built_store, tune_main_here
+from helpers import built_store, command_here
 from mlflow import MlflowClient
 
 from raycomp.base import keys
@@ -214,7 +214,7 @@ def interrupt_every_way_then_resume(storage: Path) -> dict[tuple[str, int], dict
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     before = trained_steps(storage, "sweep")
-    code, output = tune_main_here([str(path), "--no-report", "--resume"])  # on the suite's Ray: a Ray start less
+    code, output = command_here([str(path), "--no-report", "--resume"])  # on the suite's Ray: a Ray start less
     assert code == 0, output[-3000:]
     after = trained_steps(storage, "sweep")
     assert all(after[run] == steps for run, steps in before.items()), "a finished trial trained again"
@@ -351,7 +351,7 @@ def refuse_to_mix_configs(storage: Path, path: Path) -> None:
     cases = [(changed, [], "holds a sweep already; continue it with --resume"), (path, [], "holds a sweep already")]
     cases += [(longer, [flag], 'max_duration: "3ep" -> "6ep"') for flag in ("--resume", "--extend")]
     for file, flags, said in cases:
-        code, output = tune_main_here([str(file), "--no-report", *flags])
+        code, output = command_here([str(file), "--no-report", *flags])
         assert code == 2, output
         assert said in output and "Traceback" not in own_lines(output), output
     assert json.loads((storage / "grown" / "training_config.json").read_text())["max_duration"] == "3ep"
@@ -374,21 +374,21 @@ def grow_a_sweep(storage: Path) -> dict[tuple[str, int], dict[str, Any]]:
     none of the old trials again. Returns the grown sweep's final metrics."""
     storage.mkdir()
     path = experiment(storage, "grown", repeats=1)
-    code, output = tune_main_here([str(path), "--no-report"])
+    code, output = command_here([str(path), "--no-report"])
     assert code == 0, output[-3000:]
     finished, steps = final_metrics(storage, "grown"), trained_steps(storage, "grown")
     refuse_to_mix_configs(storage, path)
     parents, children = sweep_runs(storage, "grown")
     assert len(children) == 2
     lost = forget_last_trial(storage / "grown")
-    code, output = tune_main_here([str(path), "--no-report", "--resume"])
+    code, output = command_here([str(path), "--no-report", "--resume"])
     assert code == 0, output[-3000:]
     assert trained_steps(storage, "grown") == steps  # no step trained again, no second run (sweep_runs checks)
     assert final_metrics(storage, "grown") == finished  # its result and curve as the lost trial left them
     assert f"continues trial {lost}" in output
 
     old = {t["trial_id"]: t for t in json.loads((storage / "grown" / "results.json").read_text())["trials"]}
-    code, output = tune_main_here([str(experiment(storage, "grown", repeats=2)), "--extend"])
+    code, output = command_here([str(experiment(storage, "grown", repeats=2)), "--extend"])
     assert code == 0, output[-3000:]
     trials = json.loads((storage / "grown" / "results.json").read_text())["trials"]
     assert sorted((t["config_id"], t["repeat"]) for t in trials) == [

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import yaml
-from helpers import tune_main_here
+from helpers import command_here
 
 FIRST_LINE = "RuntimeError: planted failure at training step 3"
 
@@ -34,7 +34,7 @@ def test_a_sweep_whose_method_fails_says_failed_everywhere(tmp_path, local_ray, 
         },
     }
     (tmp_path / "failing.yaml").write_text(yaml.safe_dump(experiment))
-    code, out = tune_main_here([str(tmp_path / "failing.yaml")])
+    code, out = command_here([str(tmp_path / "failing.yaml")])
     assert code == 1, out[-6000:]  # a trial failed
 
     # Before any trial: two seeds cannot resolve a speed-up.

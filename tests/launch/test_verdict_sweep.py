@@ -18,7 +18,7 @@ import json
 
 import pytest
 import yaml
-from helpers import tune_main_here
+from helpers import command_here
 
 
 @pytest.mark.measured
@@ -51,7 +51,7 @@ def test_planted_slowdown_is_slower_and_the_control_shows_no_evidence(tmp_path, 
     }
     path = tmp_path / "planted.yaml"
     path.write_text(yaml.safe_dump(experiment))
-    code, out = tune_main_here([str(path), "--no-report"])
+    code, out = command_here([str(path), "--no-report"])
     assert code == 0, out[-6000:]
     document = json.loads((tmp_path / "planted" / "results.json").read_text())
     configs = {row["config_id"]: row for row in document["configs"]}
