@@ -2,7 +2,7 @@
 
 import sys
 
-from raycomp.cli.train import main
+from raycomp.cli.main import run_command
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command("train"))

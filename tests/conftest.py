@@ -196,3 +196,12 @@ def user_project(tmp_path, monkeypatch):
     yield project
     for name in [name for name in sys.modules if name == "my_project" or name.startswith("my_project.")]:
         del sys.modules[name]
+
+
+def pytest_collection_finish(session):
+    """What importing and collecting made lives as long as this test process: frozen out of the collector's full
+    passes (base/collector.py does the same in raycomp's processes), which then walk only what tests make."""
+    import gc
+
+    gc.collect()
+    gc.freeze()

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from raycomp.base.collector import resume_collector
 from raycomp.base.errors import RaycompError
 from raycomp.base.keys import TRACKING_FAILURES
 from raycomp.base.layout import TRIAL_HISTORY, is_uri
@@ -133,8 +134,10 @@ def train(spec: TrialSpec, address: str | None = None, *, local_copy: Path | Non
     from raycomp.launch.cluster import init_ray, torch_trainer
 
     init_ray(address)
+    trainer = torch_trainer(spec, config.name, config.layout.storage)
+    resume_collector()  # the driver has started; its workers train (base/collector.py)
     try:
-        result = torch_trainer(spec, config.name, config.layout.storage).fit()
+        result = trainer.fit()
     except SystemExit:
         # Ray Train's own SIGINT handler aborts the run, then exits the process with no word (status 1): a
         # Ctrl-C, as in local mode: "interrupted", 130, the MLflow run KILLED, its checkpoints kept.

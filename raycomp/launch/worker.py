@@ -18,6 +18,7 @@ import torch
 import torch.distributed as dist
 
 from raycomp.base import keys
+from raycomp.base.collector import pause_collector, resume_collector
 from raycomp.base.layout import is_uri
 from raycomp.base.scratch import scratch_folder
 from raycomp.config.recipe import build_trainer
@@ -36,6 +37,7 @@ def train_loop_per_worker(loop_config: dict[str, TrialSpec]) -> None:
     import ray.train
     import ray.train.torch
 
+    pause_collector()  # this process is the worker group's: resumed once its Trainer is built (base/collector.py)
     spec = loop_config[SPEC]
     world_size = ray.train.get_context().get_world_size()  # [1] this worker's group
     device = ray.train.torch.get_device() if spec.config.scaling.use_gpu else torch.device("cpu")  # [2] its GPU
@@ -106,6 +108,7 @@ def _run(spec: TrialSpec, sink: ResultSink, restored: Path | None, device: torch
         )
     if load_path is not None:
         results.fixed_metrics[keys.RESUMED_FROM_STEP] = trainer.state.timestamp.batch
+    resume_collector()  # start-up is over: what it made stays as long as the process (base/collector.py)
     try:
         if trainer.state.timestamp.reached(trainer.state.max_duration):
             trainer.evaluate()  # resumed after the end: report once more, so the caller always gets a final result

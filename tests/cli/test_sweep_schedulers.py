@@ -41,8 +41,8 @@ def _experiment(storage: Path, name: str, scheduler: dict) -> dict:
 
 
 def test_h1_a_fifo_sweep_over_overlapping_ranges_runs_every_trial_to_terminated(tmp_path, local_ray):
+    from raycomp.cli.tune import main
     from raycomp.launch.sweep.space import sweep_arms
-    from raycomp.tune import main
 
     name = "fifo"
     experiment = _experiment(tmp_path, name, {"name": name})

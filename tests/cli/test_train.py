@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from raycomp.train import main
+from raycomp.cli.train import main
 
 REPO = Path(__file__).parents[2]
 

@@ -181,7 +181,7 @@ def test_h1_overlapping_ranges_build_every_valid_trial_and_refuse_only_the_inval
 def test_a_missing_or_too_small_text_root_is_one_line_before_ray(tmp_path, capsys):
     """Defects 7 and 17: a bad text_files root was found only inside every trial (27 tracebacks), and
     raycomp.train with too little text gave a traceback and exit 1."""
-    from raycomp.train import main
+    from raycomp.cli.train import main
 
     lm = "name: lm\nmodel: {name: gpt, d_model: 32, n_layers: 1, n_heads: 2}\ndata:\n  name: text_files\n"
     missing = write(tmp_path, lm + f"  root: {tmp_path / 'nowhere'}\n", "missing.yaml")

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 from helpers import write_cifar10_batch
 
+from raycomp.cli.tune import main
 from raycomp.config import load_experiment
-from raycomp.tune import main
 
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"
 

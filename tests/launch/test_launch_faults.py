@@ -111,7 +111,7 @@ def _loopback(ip: str) -> bool:
 
 
 def test_m1_max_concurrent_trials_one_runs_trials_one_after_another(tmp_path, local_ray):
-    from raycomp.tune import main
+    from raycomp.cli.tune import main
 
     experiment = {
         "name": "serial",

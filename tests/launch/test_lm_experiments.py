@@ -9,9 +9,9 @@ import pytest
 from mlflow import MlflowClient
 
 from raycomp.base import keys
+from raycomp.cli.tune import main
 from raycomp.config import load_experiment
 from raycomp.tracking import read
-from raycomp.tune import main
 
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"
 METHODS = {"selective_backprop", "alibi", "gated_linear_units", "fused_layernorm", "seq_length_warmup"}

@@ -152,7 +152,7 @@ def test_m4_a_folder_without_checkpoints_takes_any_config(tmp_path):
 
 
 def test_m4_cli_rerun_with_a_changed_config_exits_2_before_training(tmp_path, capsys):
-    from raycomp.train import main
+    from raycomp.cli.train import main
 
     path = tmp_path / "one.yaml"
     path.write_text(yaml.safe_dump(experiment(tmp_path, tracking={"enabled": False})))
@@ -273,7 +273,7 @@ def test_d8_a_sweep_whose_store_did_not_answer_can_be_run_again_as_it_was(tmp_pa
     training_config.json, so the same command was then refused with `holds a sweep already` (exit 2)."""
     from helpers import free_port
 
-    from raycomp.tune import main
+    from raycomp.cli.tune import main
 
     down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     sweep = experiment(tmp_path, tracking={"tracking_uri": down}, sweep={"space": {"optimizer.lr": {"grid": [0.05]}}})

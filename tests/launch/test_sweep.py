@@ -152,7 +152,7 @@ def test_local_mode_trials_share_a_gpu_by_asking_for_a_fraction(tmp_path):
 def test_an_optuna_sweep_runs_the_baseline_first_and_reports_every_trial_against_it(tmp_path, local_ray, capsys):
     """Optuna's own samples after the baseline (a grid search is the default, which most sweeps here run), each
     reported against the baseline in results.json, results.csv, the CLI's table and the trial's folder."""
-    from raycomp.tune import main
+    from raycomp.cli.tune import main
 
     experiment = tiny_experiment(tmp_path)
     experiment["sweep"] = {
@@ -191,8 +191,8 @@ def test_a_sweep_in_parts_is_one_sweep_to_its_results_and_resume(tmp_path, local
     outside Tune's handler): the sweep stops as at a Ctrl-C inside Tune, the arm of the part not started counts
     unfinished, ``--resume`` trains it in a ``more-<k>`` (ledger.py), each trial is once in results.json, and a
     second ``--resume`` restores both parts and trains nothing."""
+    from raycomp.cli.tune import main
     from raycomp.launch.sweep import runner
-    from raycomp.tune import main
 
     monkeypatch.setattr(runner, "TRIALS_PER_EXPERIMENT", 2)
     build = runner.build_tuner
@@ -234,7 +234,7 @@ def test_a_sweep_in_parts_is_one_sweep_to_its_results_and_resume(tmp_path, local
 
 
 def test_multi_worker_trials_launch_a_torch_trainer(tmp_path, local_ray):
-    from raycomp.tune import main
+    from raycomp.cli.tune import main
 
     experiment = tiny_experiment(tmp_path, name="ddp")
     experiment["scaling"] = {"num_workers": 2}
@@ -268,7 +268,7 @@ def test_d2_a_sweep_whose_saved_state_was_cut_short_resumes_to_its_end(tmp_path,
     on from their own folders: each arm once, finished, under one MLflow run."""
     from mlflow import MlflowClient
 
-    from raycomp.tune import main
+    from raycomp.cli.tune import main
 
     experiment = tiny_experiment(tmp_path, name="cut", max_duration="1ep")
     experiment["sweep"] = {"space": {f"{SB}.keep": {"grid": [0.5]}}, "max_concurrent_trials": 1}

@@ -71,8 +71,8 @@ def test_an_arm_is_frozen_and_knows_its_variants():
 
 def test_a_drawn_value_that_breaks_a_rule_between_keys_is_refused_before_the_sweep(tmp_path, capsys):
     """Overlapping random ranges pass the config's bound checks; seed 0 then draws start 0.79 above end 0.64."""
+    from raycomp.cli.tune import main
     from raycomp.launch.sweep.space import check_arms
-    from raycomp.tune import main
 
     space = {f"{SB}.start": {"uniform": [0.0, 0.8]}, f"{SB}.end": {"uniform": [0.6, 1.0]}}
     data = {

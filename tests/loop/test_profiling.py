@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 from mlflow import MlflowClient
 
+from raycomp.cli.train import main
 from raycomp.core import Callback
-from raycomp.train import main
 
 
 class SeesTheProfiler(Callback):

@@ -50,7 +50,7 @@ def test_a_few_trainer_steps_on_stdlib_source_reduce_the_eval_loss(tmp_path: Pat
 def test_raycomp_train_runs_a_tiny_gpt_on_stdlib_text(tmp_path: Path, monkeypatch, capsys) -> None:
     """``python -m raycomp.train``'s main, in this process: a process of its own would add only its imports (seconds
     of CPU); the command itself runs in tests/tracking/test_train_tracking.py's Ctrl-C test."""
-    from raycomp.train import main
+    from raycomp.cli.train import main
 
     experiment = {
         "name": "lm",

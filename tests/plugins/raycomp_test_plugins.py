@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import json
+import os
 import time
 from typing import Annotated
 
@@ -25,3 +28,22 @@ class SlowDown(Algorithm):
 
 
 register("slowdown", SlowDown)
+
+
+class CollectorProbe(Algorithm):
+    """Appends, as training starts, this process's collector state to the file ``record`` (a JSON line): a trial
+    must train with the collector on and its start-up frozen (raycomp/base/collector.py)."""
+
+    def __init__(self, record: str = ""):
+        self.record = record
+
+    def match(self, event: Event, state: State) -> bool:
+        return event is Event.FIT_START
+
+    def apply(self, event: Event, state: State, logger: Logger) -> None:
+        line = {"pid": os.getpid(), "enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}
+        with open(self.record, "a") as record:
+            record.write(json.dumps(line) + "\n")
+
+
+register("collector_probe", CollectorProbe)

@@ -19,6 +19,7 @@ from helpers import MlflowServer
 from mlflow import MlflowClient
 
 from raycomp.base.errors import ConfigError, TrackingUnavailable
+from raycomp.cli.train import main
 from raycomp.config import ExperimentConfig
 from raycomp.core import Callback, Logger, State
 from raycomp.launch.sinks import FolderSink
@@ -30,7 +31,6 @@ from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.search import quoted, tag_filter
 from raycomp.tracking.store import health_url, open_experiment
-from raycomp.train import main
 
 
 def experiment(storage: Path, name: str = "one", **changes) -> dict:

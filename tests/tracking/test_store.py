@@ -57,7 +57,7 @@ def test_an_unreachable_server_is_one_line_naming_the_uri(tmp_path):
     assert raised.value.exit_code == 3
 
 
-@pytest.mark.parametrize("cli", ["raycomp.train", "raycomp.tune"])
+@pytest.mark.parametrize("cli", ["raycomp.cli.train", "raycomp.cli.tune"])
 def test_the_clis_exit_3_before_training_when_the_server_is_down(tmp_path, capsys, cli):
     import importlib
 

@@ -46,7 +46,7 @@ def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial_and_
     that password in no file of the sweep nor of Ray's session (reliability notes D11: it was pickled into
     tuner.pkl, mode 0644, with Tune's callback, and copied into Ray's session folder; Tune and the trials now get
     the run's reference without it, and MLflow's variables carry it, as in the driver)."""
-    from raycomp.tune import main
+    from raycomp.cli.tune import main
 
     server = tracking_server.uri
     secret = "s3cretPW"
@@ -104,7 +104,7 @@ def test_a_sweep_on_a_real_mlflow_server_has_a_parent_and_a_child_per_trial_and_
 
 
 def test_trials_stopped_by_the_scheduler_end_killed_and_the_baseline_finished(tmp_path, local_ray):
-    from raycomp.tune import main
+    from raycomp.cli.tune import main
 
     asha = {"name": "asha", "grace_period": 1, "reduction_factor": 2, "max_t": 2}
     experiment = tiny_sweep(tmp_path, max_duration="4ep")

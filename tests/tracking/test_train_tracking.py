@@ -14,7 +14,7 @@ import yaml
 from helpers import popen_ctrl_c_reaches
 from mlflow import MlflowClient
 
-from raycomp.train import main
+from raycomp.cli.train import main
 
 SB = "algorithms.selective_backprop"
 REPO = Path(__file__).parents[2]

@@ -14,6 +14,7 @@ import time
 
 from ray import tune
 
+from raycomp.base.collector import resume_collector
 from raycomp.base.errors import ConfigError
 from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
@@ -45,6 +46,7 @@ def fit_experiment(tuner: tune.Tuner) -> tuple[ExperimentResults, bool]:
     """Runs the Tune experiment; its results and whether an interrupt stopped it (``signals.tune_interrupts``).
     Only the results are kept (``outcome.kept_result``): Tune's ``ResultGrid`` holds every trial's whole state.
     A find's rounds run theirs with it too."""
+    resume_collector()  # a sweep's or a find's driver has started (base/collector.py)
     with tune_interrupts() as interrupted:
         grid = tuner.fit()
     return list(map(kept_result, grid)), bool(interrupted)

@@ -1,4 +1,5 @@
-"""One Tune trial: its arm becomes a ``TrialSpec``, trained in this process or by a ``TorchTrainer``."""
+"""One Tune trial: its arm becomes a ``TrialSpec``, trained in this process or by a ``TorchTrainer``. Tune calls it
+through ``trial_entry.run_trial``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pyarrow.fs
 from ray import tune
 
 from raycomp.base import keys
+from raycomp.base.collector import resume_collector
 from raycomp.base.errors import CheckpointError
 from raycomp.base.layout import TRIAL_HISTORY
 from raycomp.config import ExperimentConfig, trial_config
@@ -27,7 +29,7 @@ from raycomp.loop.checkpoint import KeptCheckpoints
 from raycomp.tracking.ref import RunRef
 
 
-def run_trial(
+def train_trial(
     param: dict[str, Any],
     sweep: ExperimentConfig,
     parent: RunRef | None = None,
@@ -74,6 +76,7 @@ def run_trial(
         # Named after the trial (or the lost trial it continues), so it resumes that Train run.
         name = lost.name if lost else trial_id
         trainer = torch_trainer(spec, name, sweep.layout.train_dir, run_callbacks=[TuneReportCallback()])
+        resume_collector()
         trainer.fit()
 
 

@@ -28,7 +28,7 @@ from raycomp.launch.sweep.credentials import (
 from raycomp.launch.sweep.loggers import result_loggers
 from raycomp.launch.sweep.outcome import quiet_missing_result_files
 from raycomp.launch.sweep.space import search_space
-from raycomp.launch.sweep.trial import run_trial
+from raycomp.launch.sweep.trial_entry import run_trial
 from raycomp.tracking.ref import RunRef
 
 ITERATION = "training_iteration"  # one iteration = one result = one evaluation
