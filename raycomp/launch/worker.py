@@ -18,7 +18,7 @@ import torch
 import torch.distributed as dist
 
 from raycomp.base import keys
-from raycomp.base.collector import pause_collector, resume_collector
+from raycomp.base.collector import collector_paused, resume_collector
 from raycomp.base.layout import is_uri
 from raycomp.base.scratch import scratch_folder
 from raycomp.config.recipe import build_trainer
@@ -37,12 +37,12 @@ def train_loop_per_worker(loop_config: dict[str, TrialSpec]) -> None:
     import ray.train
     import ray.train.torch
 
-    pause_collector()  # this process is the worker group's: resumed once its Trainer is built (base/collector.py)
-    spec = loop_config[SPEC]
-    world_size = ray.train.get_context().get_world_size()  # [1] this worker's group
-    device = ray.train.torch.get_device() if spec.config.scaling.use_gpu else torch.device("cpu")  # [2] its GPU
-    with _ray_checkpoint(ray.train.get_checkpoint()) as restored:  # [3] a restarted group's checkpoint
-        _run(spec.with_metrics(workers=world_size), TrainSink(), restored, device)  # [4] results: ray.train.report
+    with collector_paused():  # the worker group's process: resumed once its Trainer is built (base/collector.py)
+        spec = loop_config[SPEC]
+        world_size = ray.train.get_context().get_world_size()  # [1] this worker's group
+        device = ray.train.torch.get_device() if spec.config.scaling.use_gpu else torch.device("cpu")  # [2] its GPU
+        with _ray_checkpoint(ray.train.get_checkpoint()) as restored:  # [3] a restarted group's checkpoint
+            _run(spec.with_metrics(workers=world_size), TrainSink(), restored, device)  # [4] results: ray.train.report
 
 
 def run_in_process(
