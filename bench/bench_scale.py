@@ -11,7 +11,8 @@ cluster. Per sweep size it records:
   per trial, and its peak while the trials run and after (/proc, twice a second); its CPU before the first
   trial's first step (start-up: 4 s at 100 trials, 6 s at 1,000; 23 s before launch/sweep/bucket.py), per
   trial after it, per trial while the trials run (to Tune's last line: neither the start-up nor the end, which
-  a short sweep's few trials would carry), and at the end;
+  a short sweep's few trials would carry), and at the end; and per experiment of a sweep in parts (a later part
+  holds its own Tuner's start-up and the previous part's ExperimentAnalysis, which Tune builds after its last line);
 - the time to write results.json and the report (the driver's clock between its last trial and those lines);
 - MLflow requests per trial (the server's access log) and whether every trial's metrics reached the store;
 - S3 requests per trial by kind (HEAD, LIST, GET, write: the S3 endpoint's access log), over the whole sweep and
@@ -132,6 +133,7 @@ def one_sweep(
     started = time.monotonic()
     seen: dict[str, float] = {}  # when the driver printed each of MARKS, on this clock
     seen_unix: dict[str, float] = {}  # and on the S3 endpoint's
+    parts_ended: list[float] = []  # Tune's last line of each experiment (a sweep past 1,000 trials has parts)
     with log.open("w") as output:
         command = [sys.executable, "-m", "raycomp.tune", str(path)]
         process = subprocess.Popen(
@@ -145,6 +147,8 @@ def one_sweep(
                     if mark in line and (mark not in seen or mark == MARKS[0]):  # Tune's last: one per experiment
                         seen[mark] = time.monotonic()
                         seen_unix[mark] = time.time()
+                        if mark == MARKS[0]:
+                            parts_ended.append(seen_unix[mark])
         finally:  # the bench stopped (SIGTERM): the sweep ends as at a Ctrl-C while its cluster is still up
             if process.poll() is None and sys.exc_info()[0] is not None:
                 process.terminate()
@@ -184,6 +188,10 @@ def one_sweep(
         if start_up is None or trials_done is None
         else round(1000 * (trials_done - start_up) / trials, 1),
         "driver_cpu_s_at_the_end": None if trials_done is None else round(cpu - trials_done, 1),
+        # each experiment of the sweep, from the first step (or the last part's line) to Tune's last line: a later
+        # part holds its own Tuner's start-up and the previous part's ExperimentAnalysis (Tune builds it after
+        # that line), so it is what one more part of a long sweep costs
+        "driver_cpu_s_per_part": _per_part(memory, start_up, parts_ended),
         "driver_peak_mb": round(after.ru_maxrss / 1024),  # the largest child so far: run sizes in increasing order
         # sampled: while the trials run (to Tune's last line), while results.json is written, then the report
         "driver_peak_mb_phases": {phase: memory.peak_mb(phase) for phase in ("trials", "results", "report")},
@@ -274,6 +282,13 @@ def _quantiles(values: list[float]) -> dict[str, float | None]:
         return {"median": None, "p90": None}
     ordered = sorted(values)
     return {"median": round(statistics.median(ordered), 2), "p90": round(ordered[int(0.9 * (len(ordered) - 1))], 2)}
+
+
+def _per_part(memory: ResidentMemory, start_up: float | None, parts_ended: list[float]) -> list[float]:
+    marks = [memory.cpu_before(unix) for unix in parts_ended]
+    if start_up is None or None in marks:
+        return []
+    return [round(end - begin, 1) for begin, end in zip([start_up, *marks], marks, strict=False)]
 
 
 def _between(seen: dict[str, float], first: str, last: str) -> float | None:
