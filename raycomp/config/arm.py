@@ -19,9 +19,11 @@ class TuneArm(dict):
     """``Arm.as_tune``'s dict, read-only, which a copy shares instead of copying.
 
     Tune's grid search deep-copies its whole spec, every arm of the grid in it, for each variant it makes: a sweep
-    of n arms copied n² dicts, 2.05 CPU-s of the driver's at 1,000 arms and 23.1 at 3,000
-    (bench/bench_arm_grid.py, docs/benchmarks.md "At scale"). An arm never changes once made, so a copy may be the
-    arm itself; a change raises, where it would change every trial's copy."""
+    of n arms copies n² dicts, 2.05 CPU-s of the driver's at 1,000 arms and 23.1 at 3,000 (bench/bench_arm_grid.py).
+    An arm never changes once made, so a copy may be the arm itself; a change raises. But ``tune.run`` (2.60)
+    first rebuilds every dict of the param space as a plain dict (``inject_placeholders``), so in a real sweep the
+    grid holds plain dicts again and the n² copies remain (docs/benchmarks.md "At scale", twenty-second session).
+    Kept: a Tuner saved by an earlier sweep (``tuner.pkl``, read by ``--resume``) pickled its arms as this class."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> TuneArm:
         return self

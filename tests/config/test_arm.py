@@ -1,5 +1,6 @@
-"""An arm's Tune config (``Arm.as_tune``): Tune's grid search over many arms shares them instead of deep-copying
-every arm for every variant (a cost in n², docs/benchmarks.md "At scale"), and the shared arm cannot change."""
+"""An arm's Tune config (``Arm.as_tune``): Tune's variant generator shares it instead of deep-copying every arm for
+every variant, and the shared arm cannot change. (``tune.run`` rebuilds the param space's dicts before its generator
+sees them, so a real sweep does not get the sharing: docs/benchmarks.md "At scale", twenty-second session.)"""
 
 from __future__ import annotations
 
