@@ -1,7 +1,9 @@
 """Tune's grid over a sweep's arms as the arms grow (issue 33; docs/benchmarks.md "At scale"): the driver's CPU
-to make every variant of ``{"arm": tune.grid_search(arms)}`` (what ``space.search_space`` gives Tune for a random
-or ASHA sweep), with the arms as ``Arm.as_tune`` makes them against plain dicts of the same content, alternated in
-one run. Tune deep-copies the whole spec for each variant it makes, so plain dicts cost n² copies of an arm.
+to make every variant of ``{"arm": tune.grid_search(arms)}`` (what ``space.search_space`` gave Tune for a random
+or ASHA sweep until the twenty-second session), with the arms as ``Arm.as_tune`` makes them against plain dicts of
+the same content, alternated in one run. Tune deep-copies the whole spec for each variant it makes, so plain dicts
+cost n² copies of an arm. A real sweep's ``tune.run`` rebuilds the arms as plain dicts before this generator runs,
+so its cost was the plain column; sweeps now suggest their arms one at a time (``space.ArmsInOrder``).
 
     python bench/bench_arm_grid.py --arms 300 1000 3000 --repeats 3
 """

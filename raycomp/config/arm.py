@@ -18,12 +18,11 @@ from raycomp.base import keys
 class TuneArm(dict):
     """``Arm.as_tune``'s dict, read-only, which a copy shares instead of copying.
 
-    Tune's grid search deep-copies its whole spec, every arm of the grid in it, for each variant it makes: a sweep
-    of n arms copies n² dicts, 2.05 CPU-s of the driver's at 1,000 arms and 23.1 at 3,000 (bench/bench_arm_grid.py).
-    An arm never changes once made, so a copy may be the arm itself; a change raises. But ``tune.run`` (2.60)
-    first rebuilds every dict of the param space as a plain dict (``inject_placeholders``), so in a real sweep the
-    grid holds plain dicts again and the n² copies remain (docs/benchmarks.md "At scale", twenty-second session).
-    Kept: a Tuner saved by an earlier sweep (``tuner.pkl``, read by ``--resume``) pickled its arms as this class."""
+    An arm never changes once made, so a copy may be the arm itself; a change raises. Sweeps once gave Tune their
+    arms as a grid, which Tune deep-copies whole for every variant; sharing did not save those copies, since
+    ``tune.run`` rebuilds every dict of the grid first, so arms are now suggested one at a time
+    (``launch/sweep/space.ArmsInOrder``; docs/benchmarks.md "At scale", twenty-second session). A Tuner that an
+    earlier sweep saved (``tuner.pkl``, read by ``--resume``) holds its arms as this class."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> TuneArm:
         return self

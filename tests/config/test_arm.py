@@ -1,6 +1,5 @@
-"""An arm's Tune config (``Arm.as_tune``): Tune's variant generator shares it instead of deep-copying every arm for
-every variant, and the shared arm cannot change. (``tune.run`` rebuilds the param space's dicts before its generator
-sees them, so a real sweep does not get the sharing: docs/benchmarks.md "At scale", twenty-second session.)"""
+"""An arm's Tune config (``Arm.as_tune``): a copy shares it (Tune's variant generator makes each variant with the
+arm itself), it reads back the same through pickle and JSON, and it cannot change."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
-"""The one place a sweep section becomes Tune search-space objects: a grid over arms for random search,
-or the method's space behind a baseline-first wrapper for a search algorithm (Optuna)."""
+"""The one place a sweep section becomes Tune search-space objects: the arms suggested in order for random search
+(``ArmsInOrder``), or the method's space behind a baseline-first wrapper for a search algorithm (Optuna)."""
 
 from __future__ import annotations
 
 import copy
 import itertools
 import json
+import pickle
 import random
 import zlib
 from typing import Any
@@ -35,7 +36,7 @@ def tune_domain(domain: SearchDomain) -> Any:
 
 
 def sweep_arms(config: ExperimentConfig) -> list[Arm]:
-    """The arms Tune grids over: every configuration at every repeat's seed, interleaved in time.
+    """The arms a sweep trains: every configuration at every repeat's seed, interleaved in time.
 
     The configurations: the baseline, its ``control`` twin, its ``frontier`` budgets, and every grid
     combination ``num_samples`` times with its random domains drawn here (by Tune's samplers, seeded by
@@ -163,24 +164,61 @@ class BaselineFirst(Searcher):
         self.baseline_trial, self.baseline = state["baseline_trial"], state["baseline"]
 
 
-def search_space(
-    config: ExperimentConfig, max_concurrent: int = 0, arms: list[Arm] | None = None
-) -> tuple[dict[str, Any], Any, int]:
+class ArmsInOrder(Searcher):
+    """The sweep's arms suggested one at a time, in their order: a trial's config as a grid over them gave it.
+
+    Not Tune's grid: Tune 2.60 deep-copies a grid's list of values for every variant it makes, after ``tune.run``
+    rebuilt every dict in it (``inject_placeholders``), so a grid of n arms cost n² dict copies: ~2 CPU-s of the
+    driver's at 1,000 arms, ~23 at 3,000, minutes for an ASHA sweep of 10,000 in its one experiment
+    (docs/benchmarks.md "At scale", twenty-second session). Tune copies a searcher's suggestion once.
+    """
+
+    def __init__(self, arms: list[dict[str, Any]]):
+        super().__init__()
+        self.arms, self.suggested = arms, 0
+
+    def set_search_properties(self, metric: str | None, mode: str | None, config: dict, **spec: Any) -> bool:
+        self._metric, self._mode = metric, mode
+        return True
+
+    def suggest(self, trial_id: str) -> dict | str | None:
+        if self.suggested == len(self.arms):
+            return Searcher.FINISHED
+        self.suggested += 1
+        return {"arm": self.arms[self.suggested - 1]}
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+        """Nothing to learn: the arms are fixed."""
+
+    # Tune saves the innermost searcher with ``save`` at each experiment checkpoint; ``--resume`` goes on from it.
+    def get_state(self) -> dict[str, Any]:
+        return {"arms": self.arms, "suggested": self.suggested}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.arms, self.suggested = state["arms"], state["suggested"]
+
+    def save(self, checkpoint_path: str) -> None:
+        with open(checkpoint_path, "wb") as file:
+            pickle.dump(self.get_state(), file)
+
+    def restore(self, checkpoint_path: str) -> None:
+        with open(checkpoint_path, "rb") as file:
+            self.set_state(pickle.load(file))
+
+
+def search_space(config: ExperimentConfig, arms: list[Arm] | None = None) -> tuple[dict[str, Any], Searcher, int]:
     """Tune's ``param_space``, search algorithm and ``num_samples`` for the sweep.
 
-    Random search grids over the arms (``sweep_arms``); a search algorithm gets the method arm's
-    space and suggests the baseline first (``BaselineFirst``), so the baseline counts as one sample.
-    ``max_concurrent`` (0: no limit) goes to the ``BasicVariantGenerator`` itself: Tune applies
-    ``TuneConfig.max_concurrent_trials`` only to searchers it wraps, and ignores it beside this one.
-    ``arms`` replaces the sweep's own arms (a resumed or extended sweep trains only the missing ones).
+    Random search suggests the arms (``sweep_arms``) in order, one trial each (``ArmsInOrder``); a search
+    algorithm gets the method arm's space and suggests the baseline first (``BaselineFirst``), so the baseline
+    counts as one sample. ``arms`` replaces the sweep's own arms (a resumed or extended sweep trains only the
+    missing ones).
     """
     sweep = config.sweep_or_default
     if sweep.search_alg != "optuna":
-        from ray.tune.search import BasicVariantGenerator
-
-        searcher = BasicVariantGenerator(random_state=config.seed, max_concurrent=max_concurrent)
-        grid = tune.grid_search([arm.as_tune() for arm in (sweep_arms(config) if arms is None else arms)])
-        return {"arm": grid, CONFIG_DIGEST: training_config_digest(config)}, searcher, 1
+        # plain dicts, as a grid's trials had them after ``tune.run``: Tune copies a suggestion into the trial's config
+        listed = [dict(arm.as_tune()) for arm in (sweep_arms(config) if arms is None else arms)]
+        return {CONFIG_DIGEST: training_config_digest(config)}, ArmsInOrder(listed), len(listed)
     from ray.tune.search.optuna import OptunaSearch
 
     overrides = {p: tune_domain(d) for p, d in sweep.space.items()}

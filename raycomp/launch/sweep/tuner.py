@@ -9,7 +9,6 @@ from typing import Any
 import ray
 from ray import tune
 from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler, TrialScheduler
-from ray.tune.search import Searcher
 
 from raycomp.base import keys
 from raycomp.base.errors import NotFound, RunConflict, one_line
@@ -167,9 +166,8 @@ def build_tuner(
             f"start the head with --resources='{{\"{TRIAL_SLOT}\": 8}}' (cluster.yaml does)"
         )
     max_concurrent = concurrent_trials(config, cluster)
-    param_space, searcher, num_samples = search_space(config, max_concurrent, arms)
+    param_space, searcher, num_samples = search_space(config, arms)
     storage_path, name = folder or (config.layout.storage, config.name)
-    limited_by_searcher = not isinstance(searcher, Searcher)  # a BasicVariantGenerator limits itself
     opened_path, filesystem = tune_storage(storage_path)
     tuner = tune.Tuner(
         make_trainable(config, parent),
@@ -180,7 +178,7 @@ def build_tuner(
             scheduler=build_scheduler(sweep),
             search_alg=searcher,
             num_samples=num_samples,
-            max_concurrent_trials=None if limited_by_searcher else max_concurrent,
+            max_concurrent_trials=max_concurrent,
             reuse_actors=reuses_actors(config),
             trial_dirname_creator=trial_folder,
         ),
