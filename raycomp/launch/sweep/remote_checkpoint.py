@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow.fs
 from ray import tune
 
+from raycomp.base.atomic_files import atomic_write_text
 from raycomp.base.errors import CheckpointError, one_line
 from raycomp.base.layout import STORED_TRIAL_HISTORY
 from raycomp.base.scratch import remove_abandoned, scratch_folder
@@ -41,14 +42,20 @@ def stored_history() -> StoredFile | None:
 
 
 def store_params(param: dict[str, Any]) -> None:
-    """This trial's Tune config as ``params.json`` in its folder in the bucket, where Tune's own logger would
-    have put it (it is off there: ``loggers.result_loggers``); ``ledger.result_arm`` reads a trial's arm from it
-    when the trial failed before Tune kept its config. Nothing on local storage, where Tune's logger writes it."""
+    """This trial's Tune config as ``params.json`` in its folder, as soon as the trial starts.
+
+    ``ledger.lost_trial_folder`` finds by it a trial that a driver killed outright lost, and ``ledger.result_arm``
+    reads a trial's arm from it when the trial failed before Tune kept its config. In a bucket Tune's own logger
+    is off (``loggers.result_loggers``); on local storage it writes to the driver's staging folder, which reaches
+    the trial's folder only at Tune's next experiment checkpoint, too late for a trial the driver's death lost."""
     storage = tune.get_context().get_storage()
-    if not isinstance(storage.storage_filesystem, pyarrow.fs.LocalFileSystem):
-        StoredFile(storage.storage_filesystem, f"{storage.trial_fs_path}/params.json").write_text(
-            json.dumps(param, default=str)
-        )
+    text = json.dumps(param, default=str)
+    if isinstance(storage.storage_filesystem, pyarrow.fs.LocalFileSystem):
+        folder = Path(storage.trial_fs_path)
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(folder / "params.json", text)
+    else:
+        StoredFile(storage.storage_filesystem, f"{storage.trial_fs_path}/params.json").write_text(text)
 
 
 @contextlib.contextmanager
