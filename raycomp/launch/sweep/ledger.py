@@ -31,7 +31,8 @@ CONFIG_DIGEST = "training_config"  # the key under which each trial's Tune confi
 MORE = "more-"
 _STATE_PREFIX = "experiment_state"
 _STATE_PATTERN = "experiment_state-*.json"  # Tune restores the newest by name; each of its runs writes one
-_SEARCHER_PATTERNS = ("basic-variant-state-*.json", "search_gen_state-*.json")  # pickles, despite the name
+# Tune's search state, pickles despite the names: a grid's (before ArmsInOrder), a searcher's wrappers, the searcher
+_SEARCHER_PATTERNS = ("basic-variant-state-*.json", "search_gen_state-*.json", "searcher-state-*.pkl")
 SET_ASIDE = ".damaged"
 
 
