@@ -169,7 +169,7 @@ class ArmsInOrder(Searcher):
 
     Not Tune's grid: Tune 2.60 deep-copies a grid's list of values for every variant it makes, after ``tune.run``
     rebuilt every dict in it (``inject_placeholders``), so a grid of n arms cost n² dict copies: ~2 CPU-s of the
-    driver's at 1,000 arms, ~23 at 3,000, minutes for an ASHA sweep of 10,000 in its one experiment
+    driver's at 1,000 arms, ~25 at 3,000, minutes for an ASHA sweep of 10,000 in its one experiment
     (docs/benchmarks.md "At scale", twenty-second session). Tune copies a searcher's suggestion once.
     """
 
