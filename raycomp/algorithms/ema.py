@@ -4,7 +4,10 @@ The weights SGD visits late in training bounce around a minimum; their average s
 so evaluating with it gives smoother, often better, metrics (Polyak averaging; TensorFlow's
 ``ExponentialMovingAverage``). After every ``update_interval`` the average moves towards the model:
 ``ema = smoothing * ema + (1 - smoothing) * model``, over parameters and buffers (BatchNorm statistics).
-``smoothing = 2 ** -(update_interval / half_life)``: a term's weight halves every ``half_life``.
+``smoothing = 2 ** -(update_interval / half_life)``: a term's weight halves every ``half_life``. A ``half_life``
+in ``dur`` is a fraction of the run, turned into a smoothing on FIT_START from the run's real length in batches:
+the average then spans the same share of any run, where ``'1000ba'`` on a 32-batch run evaluates nearly the
+weights it started from.
 
 Events, once the average has started (at the first update at or after ``ema_start``; it starts as a copy
 of the model):
@@ -37,6 +40,7 @@ from raycomp.algorithms.arguments import checked_arguments
 from raycomp.core.algorithm import Algorithm
 from raycomp.core.event import Event
 from raycomp.core.logger import Logger
+from raycomp.core.schedulers import fraction_of_training
 from raycomp.core.state import State
 from raycomp.core.time import Time, TimeUnit
 
@@ -85,14 +89,16 @@ def _time_string(*units: TimeUnit, above_zero: bool = False) -> AfterValidator:
 
 
 Interval = Annotated[str | None, _time_string(TimeUnit.BATCH, TimeUnit.EPOCH, above_zero=True)]  # or None
+HalfLife = Annotated[str | None, _time_string(TimeUnit.DURATION, TimeUnit.BATCH, TimeUnit.EPOCH, above_zero=True)]
 StartTime = Annotated[str, _time_string(TimeUnit.DURATION, TimeUnit.BATCH, TimeUnit.EPOCH)]
 
 
 def _update_interval(half_life: str | None, update_interval: str | None) -> Time:
-    """``update_interval``, by default one unit of ``half_life`` (a batch with ``smoothing``)."""
+    """``update_interval``, by default one unit of ``half_life`` (a batch with ``smoothing`` or a ``dur``)."""
     if update_interval is not None:
         return Time.from_timestring(update_interval)
-    return Time(1, TimeUnit.BATCH if half_life is None else Time.from_timestring(half_life).unit)
+    unit = TimeUnit.BATCH if half_life is None else Time.from_timestring(half_life).unit
+    return Time(1, TimeUnit.BATCH if unit is TimeUnit.DURATION else unit)
 
 
 def one_smoothing(arguments: Any) -> None:
@@ -104,29 +110,35 @@ def one_smoothing(arguments: Any) -> None:
         raise ValueError(
             "EMA takes half_life or smoothing, not both: to use smoothing, set half_life to None (YAML: null)"
         )
-    if (
-        half_life is not None
-        and Time.from_timestring(half_life).unit is not _update_interval(half_life, update_interval).unit
-    ):
+    if half_life is None:
+        return
+    unit = Time.from_timestring(half_life).unit
+    interval = _update_interval(half_life, update_interval).unit
+    if unit is TimeUnit.DURATION and interval is not TimeUnit.BATCH:
+        raise ValueError(f"EMA's half_life in dur ({half_life}) is counted in batches: give update_interval in ba")
+    if unit is not TimeUnit.DURATION and unit is not interval:
         raise ValueError(f"EMA update_interval ({update_interval}) and half_life ({half_life}) must have the same unit")
 
 
 class EMA(Algorithm):
     """Evaluates with an exponential moving average of the weights; see the module docstring for events.
 
-    Give either ``half_life`` (a time in batches or epochs, ``'1000ba'``) or ``smoothing`` (in (0, 1)), not
-    both: with ``smoothing``, pass ``half_life=None``. ``update_interval`` defaults to one unit of
-    ``half_life`` (``'1ba'`` with ``smoothing``) and must share its unit. ``ema_start`` is a time in
-    ``dur``, ``ba`` or ``ep``. After fitting, ``ema_model`` holds the averaged weights.
+    Give either ``half_life`` (a time in batches or epochs, ``'1000ba'``, or a fraction of the run, ``'0.1dur'``)
+    or ``smoothing`` (in (0, 1)), not both: with ``smoothing``, pass ``half_life=None``. ``update_interval``
+    defaults to one unit of ``half_life`` (``'1ba'`` with ``smoothing`` or a ``dur``) and must share its unit
+    (be in ``ba`` for a ``dur``). ``ema_start`` is a time in ``dur``, ``ba`` or ``ep``. ``smoothing`` is None
+    until FIT_START for a ``dur`` half-life. After fitting, ``ema_model`` holds the averaged weights.
     """
 
-    # the values a recipe search (raycomp find) tries beside the defaults
-    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"half_life": ("100ba", "1000ba")}
+    # A recipe search (raycomp find) starts from a tenth of its run and tries half and twice that: the default
+    # 1000ba (Composer's, for long runs) is longer than a find's whole run of a few dozen batches.
+    find_defaults: ClassVar[Mapping[str, Any]] = {"half_life": "0.1dur"}
+    tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {"half_life": ("0.05dur", "0.1dur", "0.2dur")}
 
     @checked_arguments(rules=(one_smoothing,))
     def __init__(
         self,
-        half_life: Interval = "1000ba",
+        half_life: HalfLife = "1000ba",
         smoothing: Annotated[float | None, Field(gt=0, lt=1)] = None,
         ema_start: StartTime = "0.0dur",
         update_interval: Interval = None,
@@ -134,9 +146,9 @@ class EMA(Algorithm):
         self.half_life = None if half_life is None else Time.from_timestring(half_life)
         self.ema_start = Time.from_timestring(ema_start)
         self.update_interval = _update_interval(half_life, update_interval)
-        self.smoothing: float = (
-            float(smoothing) if smoothing is not None else 2 ** -(self.update_interval / self.half_life)
-        )
+        self.smoothing: float | None = float(smoothing) if smoothing is not None else None
+        if self.half_life is not None and self.half_life.unit is not TimeUnit.DURATION:
+            self.smoothing = 2 ** -(self.update_interval / self.half_life)
         self.update_event = Event.BATCH_END if self.update_interval.unit is TimeUnit.BATCH else Event.EPOCH_END
 
         self.ema_model: nn.Module | None = None
@@ -160,12 +172,15 @@ class EMA(Algorithm):
 
     def apply(self, event: Event, state: State, logger: Logger) -> None:
         if event is Event.FIT_START:
+            if self.half_life is not None and self.half_life.unit is TimeUnit.DURATION:  # the run's share
+                self.smoothing = 2 ** -(fraction_of_training(self.update_interval, state) / self.half_life.value)
             self._restore(state)
         elif event is self.update_event:
             if not self.ema_started:
                 self.ema_model = _frozen_copy(state.model)
                 self.ema_started = True
             if self._on_interval(state):
+                assert self.smoothing is not None  # set on FIT_START for a half-life in dur
                 compute_ema(state.model, self.ema_model, self.smoothing)
         elif event is Event.EVAL_START:
             self._swap_in(state.model)

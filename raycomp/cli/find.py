@@ -22,7 +22,7 @@ from raycomp.cli.common import add_experiment_arguments, exit_code_of, load_expe
 from raycomp.config import ExperimentConfig
 from raycomp.config.messages import Problem, format_problems
 from raycomp.config.yaml_text import parse_yaml, read_text
-from raycomp.find.candidates import find_candidates, find_plan
+from raycomp.find.candidates import METHODS, find_candidates, find_plan
 from raycomp.find.plan import FindPlan
 from raycomp.launch.run_folder import nothing_to_resume, run_guarded
 from raycomp.launch.sweep.command import SweepOptions
@@ -61,6 +61,19 @@ def find_problems(config: ExperimentConfig) -> tuple[FindPlan | None, dict[str, 
     return (None if problems else find_plan(config, candidates)), left_out, problems
 
 
+def find_duration_warnings(config: ExperimentConfig, plan: FindPlan) -> list[str]:
+    """The time arguments that reach the end of the run: the experiment's algorithms' (every arm runs them) and each
+    setting a candidate trains (``find.methods``' arguments; ``auto`` gives fractions of the run, which never do)."""
+    from raycomp.config.run_length import duration_warnings, long_arguments
+
+    found, named = duration_warnings(config), (config.find.chosen_methods() if config.find else None) or {}
+    for candidate in plan.candidates:
+        where, given = (*METHODS, candidate.name), named.get(candidate.name, {})
+        for setting in candidate.settings:
+            found += long_arguments(config, where, candidate.name, {**given, **dict(setting)})
+    return list(dict.fromkeys(found))
+
+
 def plan_or_exit(config: ExperimentConfig, source: str) -> tuple[FindPlan, dict[str, str]]:
     """The race's plan; each problem at its file:line:key, and exit code 2."""
     plan, left_out, problems = find_problems(config)
@@ -97,6 +110,8 @@ def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_
 
     names = ", ".join(candidate.name for candidate in plan.candidates) or "none"
     print(f"find: {len(plan.candidates)} candidate methods on {model_label(config)}: {names}", flush=True)
+    for warning in find_duration_warnings(config, plan):
+        print(f"warning: {warning}", flush=True)
     with find_run(config, options.experiment, resume=options.resume) as run:
         parent = run.ref if run else None
         init_ray(options.address, dashboard=config.scaling.num_workers > 0)

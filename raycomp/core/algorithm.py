@@ -51,6 +51,9 @@ class Algorithm(Serializable, ABC):
     # tried beside the defaults; and the registered names of methods never trained together with this one
     # (two that do the same job: MixUp and CutMix each mix the batch). Either side declaring it is enough.
     tuned_arguments: ClassVar[Mapping[str, tuple[Any, ...]]] = {}
+    # The arguments a recipe search starts from in place of defaults that assume a run's length (EMA's half-life
+    # of 1000 batches is longer than a find's whole run): fractions of the run ('0.1dur') fit every run.
+    find_defaults: ClassVar[Mapping[str, Any]] = {}
     incompatible_with: ClassVar[frozenset[str]] = frozenset()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Algorithm:

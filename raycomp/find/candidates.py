@@ -73,11 +73,18 @@ def tuned_settings(
     name: str, start: Mapping[str, Any], workload: Workload, limit: int, seed: int
 ) -> tuple[Arguments, ...]:
     """The argument settings Tune tries: ``start`` first, then each combination of the declared values of the
-    arguments ``start`` does not fix that builds and applies, at most ``limit`` in all (a seeded draw)."""
+    arguments ``start`` does not fix that builds and applies, at most ``limit`` in all (a seeded draw).
+
+    ``start`` takes the algorithm's ``find_defaults`` for the arguments it does not fix, where they build: its
+    own defaults may assume a longer run than the find's (EMA's half-life of 1000 batches on a run of 32)."""
     cls = algorithm_class(name)
     fields = arguments_schema(name).model_fields
     defaults = {arg: field.default for arg, field in fields.items() if not field.is_required()}
-    grid = {arg: values for arg, values in cls.tuned_arguments.items() if arg not in start and arg in fields}
+    scaled = {arg: value for arg, value in cls.find_defaults.items() if arg not in start and arg in fields}
+    if scaled and _builds(cls, {**start, **scaled}):
+        start = {**start, **scaled}
+    tuned = cls.tuned_arguments.items()  # those ``start`` took from find_defaults stay tuned
+    grid = {arg: values for arg, values in tuned if arg in fields and (arg not in start or arg in scaled)}
     checked: dict[str, bool] = {}
     settings: dict[Arguments, None] = {_plain(start, defaults): None}
     for values in itertools.product(*grid.values()):
@@ -94,6 +101,14 @@ def tuned_settings(
 def _plain(values: Mapping[str, Any], defaults: Mapping[str, Any]) -> Arguments:
     """The arguments that differ from their defaults: one setting, one key."""
     return arguments({arg: value for arg, value in values.items() if arg not in defaults or defaults[arg] != value})
+
+
+def _builds(cls: type, values: Mapping[str, Any]) -> bool:
+    try:
+        cls(**values)
+    except Exception:  # a combination the constructor's rules refuse (EMA's half_life with smoothing)
+        return False
+    return True
 
 
 def _runs(name: str, values: Mapping[str, Any], workload: Workload, checked: dict[str, bool]) -> bool:

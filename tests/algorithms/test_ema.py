@@ -50,11 +50,14 @@ def test_compute_ema_argument_errors():
         (dict(half_life="2ep"), 2**-0.5, "1ep"),
         (dict(half_life=None, smoothing=0.9), 0.9, "1ba"),
         (dict(half_life=None, smoothing=0.9, update_interval="1ep"), 0.9, "1ep"),
+        (dict(half_life="0.1dur"), None, "1ba"),  # a share of the run: its smoothing is known on FIT_START
+        (dict(half_life="0.1dur", update_interval="2ba"), None, "2ba"),
     ],
 )
 def test_smoothing_and_update_interval(kwargs, smoothing, interval):
     ema = EMA(**kwargs)
-    assert ema.smoothing == pytest.approx(smoothing, rel=1e-12) and str(ema.update_interval) == interval
+    assert ema.smoothing == (smoothing if smoothing is None else pytest.approx(smoothing, rel=1e-12))
+    assert str(ema.update_interval) == interval
     assert ema.update_event is (Event.BATCH_END if interval.endswith("ba") else Event.EPOCH_END)
 
 
@@ -63,8 +66,11 @@ def test_smoothing_and_update_interval(kwargs, smoothing, interval):
     [
         (dict(half_life=None), "EMA needs half_life or smoothing"),
         (dict(smoothing=0.9), "not both: to use smoothing, set half_life to None"),
-        (dict(half_life="100sp"), "half_life\n  Value error, must be a time string in ba, ep"),
-        (dict(half_life="soon"), "half_life\n  Value error, must be a time string in ba, ep"),
+        (dict(half_life="100sp"), "half_life\n  Value error, must be a time string in dur, ba, ep"),
+        (dict(half_life="soon"), "half_life\n  Value error, must be a time string in dur, ba, ep"),
+        (dict(half_life="1.5dur"), "half_life\n  Value error, in 'dur' must be at most 1"),
+        (dict(half_life="0dur"), "half_life\n  Value error, must be above zero"),
+        (dict(half_life="0.1dur", update_interval="1ep"), "half_life in dur .* give update_interval in ba"),
         (dict(half_life="0ba"), "half_life\n  Value error, must be above zero"),
         (dict(half_life=None, smoothing=1.0), "smoothing\n  Input should be less than 1"),
         (dict(half_life=None, smoothing="0.9"), "smoothing\n  Input should be a valid number"),
@@ -170,6 +176,15 @@ def test_ema_start_and_update_interval():
     assert_weights_equal(trainer.state.model.state_dict(), expected)
 
 
+@pytest.mark.parametrize(("duration", "run_batches"), [("8ba", 8), ("2ep", 8)])
+def test_a_half_life_in_dur_is_that_share_of_the_run_s_batches(duration, run_batches):
+    """0.25 of an 8-batch run (in batches, or 2 epochs of 4) is a half-life of 2 batches, whatever the run's unit."""
+    ema = EMA(half_life="0.25dur")
+    _, watch = fit(ema, duration=duration, eval_interval="4ba")
+    assert run_batches == len(watch.batches) and ema.smoothing == pytest.approx(2**-0.5, rel=1e-12)
+    assert_weights_equal(ema.ema_model.state_dict(), expected_average(watch.batches, 2**-0.5))
+
+
 def make_trainer(tmp_path, seed=0, duration="4ep", **kwargs):
     kwargs.setdefault("save_folder", tmp_path / "ckpt")
     model = tiny_model(seed=seed)
@@ -232,6 +247,6 @@ def test_experiment_config(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_experiment(str(path))
     assert info.value.problems == [
-        f"{path}:3: algorithms.ema.half_life: must be a time string in ba, ep (e.g. '1000ba', '1ep'), "
+        f"{path}:3: algorithms.ema.half_life: must be a time string in dur, ba, ep (e.g. '0.5dur', '1000ba', '1ep'), "
         "got '50sp' (default: '1000ba')"
     ]

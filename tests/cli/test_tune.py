@@ -49,6 +49,25 @@ def test_a_second_ctrl_c_still_prints_the_resume_command_and_ends_the_sweep_run_
     assert run.info.status == "KILLED"
 
 
+def test_a_half_life_longer_than_the_run_is_a_warning_before_the_sweep_starts(tmp_path, monkeypatch, capsys):
+    """Issue 55: EMA's default 1000-batch half-life on a 4-batch run evaluates nearly the initial weights."""
+    experiment = {
+        "name": "short",
+        "storage_path": str(tmp_path / "runs"),
+        "data": {"num_train": 64, "batch_size": 16},
+        "max_duration": "1ep",
+        "algorithms": {"ema": {}},
+        "tracking": {"enabled": False},
+        "sweep": {"repeats": 1},
+    }
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    started = []
+    monkeypatch.setattr(command, "_sweep", lambda *args: started.append(capsys.readouterr().out) or 0)
+    assert tune.main([str(path), "--no-report"]) == 0
+    assert "warning: algorithms.ema.half_life: 1000ba (its default) is longer than the run (1ep, 4ba)" in started[0]
+
+
 @pytest.mark.parametrize("damage", [b"", b"not a pickle"])
 def test_a_damaged_saved_sweep_state_is_one_line(tmp_path, local_ray, damage):
     """Defect 12: a damaged tuner.pkl gave a raw traceback and exit 1."""

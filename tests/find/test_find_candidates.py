@@ -75,3 +75,34 @@ def test_the_find_experiments_load_with_their_candidates():
     assert all(dict(setting)["scale_factor"] == 1.0 for setting in by_name["selective_backprop"].settings)
     assert len(by_name["alibi"].settings) == 3  # train_sequence_length_scaling tuned
     assert find_plan(lm, candidates).mode == "min"
+
+
+def test_auto_screens_ema_at_a_half_life_shorter_than_a_short_run_and_tunes_fractions_of_it():
+    """EMA's default half-life (1000 batches) on a 4-batch run evaluates nearly the initial weights (issue 55): under
+    ``auto`` the find starts from a tenth of the run and tunes half and twice that, none of them past its end."""
+    from raycomp.cli.find import find_duration_warnings
+    from raycomp.config.run_length import run_length
+
+    config = ExperimentConfig.from_dict({**SMALL, "find": {"methods": "auto"}})
+    candidates, _, _ = find_candidates(config)
+    (ema,) = [candidate for candidate in candidates if candidate.name == "ema"]
+    assert ema.default.key == "ema(half_life=0.1dur)"
+    assert [dict(setting)["half_life"] for setting in ema.settings] == ["0.1dur", "0.05dur", "0.2dur"]
+    assert run_length(config).batches == 4 and run_length(config).outlasted_by("1000ba") == "longer than"
+    assert find_duration_warnings(config, find_plan(config, candidates)) == []
+
+
+def test_a_named_ema_keeps_the_arguments_given_and_a_given_half_life_past_the_run_is_warned_of():
+    from raycomp.cli.find import find_duration_warnings
+
+    methods = {"ema": {"half_life": None, "smoothing": 0.9}, "label_smoothing": {}}
+    config = ExperimentConfig.from_dict({**SMALL, "find": {"methods": methods}})
+    candidates, _, _ = find_candidates(config)
+    assert candidates[0].settings == ((("half_life", None), ("smoothing", 0.9)),)  # no half-life added to smoothing
+    config = ExperimentConfig.from_dict({**SMALL, "find": {"methods": {"ema": {"half_life": "1000ba"}}}})
+    candidates, _, _ = find_candidates(config)
+    assert candidates[0].settings == ((),)  # the given half-life is kept, and not tuned
+    assert find_duration_warnings(config, find_plan(config, candidates)) == [
+        "find.methods.ema.half_life: 1000ba is longer than the run (1ep, 4ba): shorten it, or give it as a fraction "
+        "of the run where it takes one (e.g. '0.1dur')"
+    ]

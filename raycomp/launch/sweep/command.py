@@ -77,6 +77,7 @@ def run_sweep_command(config: ExperimentConfig, options: SweepOptions) -> int:
 
 
 def _tracked_sweep(config: ExperimentConfig, options: SweepOptions) -> int:
+    from raycomp.config.run_length import duration_warnings
     from raycomp.launch.sweep.space import check_arms
     from raycomp.results.seed_power import few_seeds_warning
     from raycomp.tracking import sweep_run
@@ -85,8 +86,8 @@ def _tracked_sweep(config: ExperimentConfig, options: SweepOptions) -> int:
     if config.sweep is None or config.sweep.search_alg != "optuna":
         check_arms(config)  # values drawn from random domains, checked before any run or Ray starts
     few_seeds = few_seeds_warning(config.sweep)  # before any trial: seeds that cannot resolve a speed-up
-    if few_seeds:
-        print(f"warning: {few_seeds}", flush=True)
+    for warning in ([few_seeds] if few_seeds else []) + duration_warnings(config):  # a half-life past the run's end
+        print(f"warning: {warning}", flush=True)
     again = options.resume or options.extend
     with sweep_run(config, options.experiment, resume=again, extend=options.extend) as run:
         page = training_runs_url(run.ref, *config.objective) if run else None
