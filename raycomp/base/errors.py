@@ -52,6 +52,10 @@ class RunConflict(RaycompError, RuntimeError):
     """The name's run folder is in use by another process, or holds checkpoints of another training config."""
 
 
+class FrontierOutOfOrder(RaycompError, RuntimeError):
+    """A frontier whose arms did not train more steps the larger their budget: nothing is judged against it."""
+
+
 class TrackingUnavailable(RaycompError, RuntimeError):
     """The MLflow store cannot be reached or opened."""
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from raycomp.base import keys
+from raycomp.results.frontier_steps import frontier_out_of_order
 from raycomp.results.intervals import look_confidence
 from raycomp.results.judging import DEFAULT_JUDGING, Judging, trial_time
 from raycomp.results.summary import TrialSummary
@@ -100,6 +101,7 @@ class SweepVerdicts:
     judging: Judging = DEFAULT_JUDGING  # what the verdicts were judged with: margins, level, looks, clock
     noise_floor_wall: float | None = None  # the same CV from whole-trial wall times, for comparison
     mode: str = keys.DEFAULT_MODE  # sweep.mode: whether the metric is maximised or minimised
+    frontier_refused: str | None = None  # why nothing was judged: the frontier's steps not in its budgets' order
 
     @property
     def timing_trustworthy(self) -> bool:
@@ -108,8 +110,8 @@ class SweepVerdicts:
         return self.control in (None, NO_EVIDENCE, EQUIVALENT, FAILED)
 
     def warning(self) -> str | None:
-        if self.timing_trustworthy:
-            return None
+        if self.frontier_refused or self.timing_trustworthy:  # a refused frontier: no verdict to trust or not
+            return self.frontier_refused
         return (
             f"the control arm (identical to the baseline) came out {self.control!r}: this machine's timing could not "
             "support verdicts in this sweep (noisy neighbours? rerun with more repeats or on a quiet machine)"
@@ -129,6 +131,7 @@ class SweepVerdicts:
             "repeats": judging.looks[0] if judging.looks else None,
             "max_repeats": judging.looks[1] if judging.looks else None,
             "configs": [config.row() for config in self.configs],
+            "frontier_refused": self.frontier_refused,
         }
 
 
@@ -146,13 +149,13 @@ def summarize_configs(
     looks, timing = judging.looks, judging.timing
     baseline = [_run(t, timing) for t in trials if t.variant == keys.BASELINE]
     frontier = [_run(t, timing) for t in trials if t.variant == keys.FRONTIER]
-    adaptive = looks is not None
+    adaptive, refused = looks is not None, frontier_out_of_order(trials)  # a frontier not in step order prices nothing
     configs = []
     for config_id, members in groups.items():
         variant = members[0].variant
         runs = [_run(t, timing) for t in members]
         verdict, stopped = None, None
-        if variant in (keys.METHOD, keys.CONTROL) and baseline:
+        if variant in (keys.METHOD, keys.CONTROL) and baseline and refused is None:
             judge = {"mode": mode, "tolerance": judging.tolerance, "equivalence": judging.equivalence}
             level = judging.confidence
             verdict = verdict_for(runs, baseline, frontier, confidence=level, **judge)  # type: ignore[arg-type]
@@ -183,10 +186,8 @@ def summarize_configs(
     control = next((c.shown_verdict for c in configs if c.variant == keys.CONTROL), None)
     methods = {c.config_id: c.verdict for c in configs if c.variant == keys.METHOD and c.verdict and not c.diverged}
     finished = [t for t in trials if t.variant == keys.BASELINE and t.status == keys.TERMINATED]
-    floor = noise_floor(trial_time(t, timing) for t in finished)
-    return SweepVerdicts(
-        tuple(configs), control, floor, best_config(methods), judging, noise_floor(t.wall_s for t in finished), mode
-    )
+    floor, wall_floor = noise_floor(trial_time(t, timing) for t in finished), noise_floor(t.wall_s for t in finished)
+    return SweepVerdicts(tuple(configs), control, floor, best_config(methods), judging, wall_floor, mode, refused)
 
 
 def _failure(members: Sequence[TrialSummary], verdict: Verdict | None, has_result: bool) -> str | None:

@@ -33,7 +33,10 @@ def finished_trials(tmp_path: Path, name: str) -> list[dict]:
 
 def test_sb_yaml_runs_shrunk(tmp_path, local_ray):
     one_seed = ("sweep.repeats=1", "sweep.max_repeats=1")  # no adaptive seeds
-    args = shrunk(tmp_path, "data.num_train=256", "data.num_test=64", "sweep.num_samples=1", *one_seed)
+    # 4 batches: budgets 0.5, 0.75, 1.0, 1.5 train 2, 3, 4, 6 steps (at 2, 0.75 and 1.0 both trained 2: no frontier)
+    args = shrunk(
+        tmp_path, "data.num_train=256", "data.num_test=64", "sweep.num_samples=1", *one_seed, "max_duration=4ba"
+    )
     assert main([str(EXPERIMENTS / "sb.yaml"), *args]) == 0
     trials = finished_trials(tmp_path, "sb")
     assert sorted(t["config_id"] for t in trials) == [

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from raycomp.base import keys
+from raycomp.base.errors import FrontierOutOfOrder
 from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
 from raycomp.find.observations import Trial
@@ -23,6 +24,7 @@ from raycomp.launch.sweep.outcome import ExperimentResults, trial_records
 from raycomp.launch.sweep.runner import fit_experiment
 from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
 from raycomp.results.configs import trial_time
+from raycomp.results.frontier_steps import frontier_out_of_order
 from raycomp.results.summary import TrialSummary, summarize
 from raycomp.tracking.ref import RunRef
 
@@ -92,14 +94,14 @@ def run_round(
 
 def observed(config: ExperimentConfig, grids: list[ExperimentResults]) -> list[Trial]:
     """Each trial that finished (its metric and time) or failed (its error), as the race's observations; one
-    left unfinished is not observed, so the round asks for it again."""
+    left unfinished is not observed, so the round asks for it again. ``FrontierOutOfOrder`` when its frontier's
+    arms did not train more steps the larger their budget: the race would judge every recipe on that curve."""
     metric, mode = config.objective
     timing = config.sweep.timing if config.sweep else "steps"
-    return [
-        _trial(summary, timing)
-        for summary in summarize(trial_records(grids), metric, mode)
-        if summary.status in (keys.TERMINATED, keys.ERROR)
-    ]
+    summaries = summarize(trial_records(grids), metric, mode)
+    if refused := frontier_out_of_order(summaries):
+        raise FrontierOutOfOrder(refused)
+    return [_trial(summary, timing) for summary in summaries if summary.status in (keys.TERMINATED, keys.ERROR)]
 
 
 def _trial(summary: TrialSummary, timing: str) -> Trial:
