@@ -19,6 +19,7 @@ from raycomp.algorithms.registry import build_algorithm
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig
 from raycomp.config.optimization import OPTIMIZERS, is_torch_scheduler
+from raycomp.config.trial import budget_duration
 from raycomp.core import Algorithm, Callback, Evaluator, LoggerDestination, Time, TimeUnit
 from raycomp.core.schedulers import (
     ComposerScheduler,
@@ -164,14 +165,18 @@ def build_trainer(
     recreate_required: bool = False,
     progress_bar: bool | None = False,
     save_folder: str | Path | None = None,
+    budget: float | None = None,
 ) -> Trainer:
     """The Trainer a config describes; under a process group each rank gets its shard of the data.
 
     ``recreate_required`` re-creates the ``required_on_load`` algorithms a checkpoint at ``load_path`` was
     trained with but the config lacks (the Trainer's ``load_recreate_required_algorithms``).
     ``progress_bar=None`` shows one on a terminal; ``save_folder`` adds the Trainer's own CheckpointSaver.
+    ``budget`` (a frontier trial's ``config.trial.worker_budget``) trains that fraction of ``max_duration`` in the
+    steps this rank's train loader really takes, which only this process can count.
     """
     train_loader, eval_loader = build_loaders(config)
+    max_duration = config.max_duration if budget is None else budget_steps(config.max_duration, budget, train_loader)
     torch.manual_seed(config.seed)  # the same initial weights on every rank and every retry
     model = build_model_for(config)
     optimizer = build_optimizer(config, model)
@@ -185,7 +190,7 @@ def build_trainer(
     return Trainer(
         model,
         train_loader,
-        config.max_duration,
+        max_duration,
         eval_dataloader=Evaluator(keys.EVAL_LABEL, eval_loader, metrics=config.build_eval_metrics()),
         algorithms=build_algorithms(config),
         callbacks=callbacks,
@@ -206,6 +211,23 @@ def build_trainer(
         loggers=loggers,
         compile=config.compile,
     )
+
+
+def budget_steps(duration: Time, budget: float, train_loader: Any) -> Time:
+    """``budget`` of ``duration`` as ``budget_duration`` counts it with ``train_loader``'s length (its batches an
+    epoch on this rank, as the baseline steps through them); every rank's loader has one length (DDP's sampler
+    pads), so every rank stops at the same step."""
+    try:
+        steps_per_epoch = len(train_loader)
+    except TypeError:
+        steps_per_epoch = None
+    resolved = budget_duration(duration, budget, steps_per_epoch)
+    if resolved is None:
+        raise ValueError(
+            f"a frontier budget of {budget:g} x {duration} needs the number of batches in an epoch, and the train "
+            "loader has no length: give max_duration in batches, or budgets that keep whole epochs"
+        )
+    return resolved
 
 
 def build_model_for(config: ExperimentConfig) -> RaycompModel:

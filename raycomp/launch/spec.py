@@ -36,6 +36,8 @@ class TrialSpec:
     report (the trial's arm, its MLflow run id) so the driver can tell trials apart in Tune's results.
     ``resume_from`` is used only while the run has no checkpoint of its own. ``history`` is the file where
     a Tune trial keeps each of its results itself (``sinks.HistorySink``; in a bucket, ``StoredHistorySink``).
+    ``budget`` is a frontier trial's fraction of ``config.max_duration`` that only its workers can turn into
+    steps (``config.trial.worker_budget``).
     """
 
     config: ExperimentConfig
@@ -47,6 +49,7 @@ class TrialSpec:
     fixed_metrics: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     callbacks: tuple[Callback, ...] = ()  # the user's own raycomp Callbacks, copied to every worker
     history: Path | StoredFile | None = None
+    budget: float | None = None
 
     @classmethod
     def of(cls, config: ExperimentConfig, **fields: Any) -> TrialSpec:

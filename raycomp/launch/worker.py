@@ -105,6 +105,7 @@ def _run(spec: TrialSpec, sink: ResultSink, restored: Path | None, device: torch
             load_path=load_path,
             device=device,
             recreate_required=spec.recreate_required,
+            budget=spec.budget,
         )
     if load_path is not None:
         results.fixed_metrics[keys.RESUMED_FROM_STEP] = trainer.state.timestamp.batch

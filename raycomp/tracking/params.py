@@ -5,13 +5,15 @@ data (``class_path``) reads none of the built-in sizes and readers' settings, a 
 optimizer or a schedule only its form's. What only the running code knows, a user's data loaders' batch size and
 workers and a classifier's number of classes (its output width), the run logs itself as ``data.batch_size``,
 ``data.eval_batch_size``, ``data.num_workers`` and ``model.num_classes`` (``measured_params``, from the
-``MlflowCallback``): a data module that batches by 32 is never recorded as the default 128.
+``MlflowCallback``): a data module that batches by 32 is never recorded as the default 128. A frontier trial logs its
+``max_duration`` the same way: its workers count its budget in their loader's steps (``config.trial.worker_budget``).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import subprocess
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,11 +61,11 @@ def environment_tags(experiment_file: str | None) -> dict[str, str]:
     return tags
 
 
-def log_config(client: MlflowClient, run_id: str, config: ExperimentConfig) -> None:
+def log_config(client: MlflowClient, run_id: str, config: ExperimentConfig, measured: Collection[str] = ()) -> None:
     """The flattened config as params (``algorithms.selective_backprop.keep``, ...), less the settings the run does
-    not read (``applied_params``), and each algorithm's ``required_on_load`` flag as a tag, within MLflow's length
-    and batch limits."""
-    flat = applied_params(config)
+    not read (``applied_params``) and those it logs itself (``measured``: see ``measured_params``), and each
+    algorithm's ``required_on_load`` flag as a tag, within MLflow's length and batch limits."""
+    flat = {key: value for key, value in applied_params(config).items() if key not in measured}
     if flat.get(URI_KEY):
         flat[URI_KEY] = redacted_uri(flat[URI_KEY])
     params = [Param(_key(key), _value(value)) for key, value in sorted(flat.items())]
@@ -101,8 +103,9 @@ def applied_params(config: ExperimentConfig) -> dict[str, Any]:
 
 
 def measured_params(state: State) -> dict[str, Any]:
-    """The loader settings a run really uses, read from its DataLoaders (a user's data module sets its own)."""
-    found: dict[str, Any] = {}
+    """The loader settings a run really uses, read from its DataLoaders (a user's data module sets its own), and the
+    ``max_duration`` it trains to (a frontier trial's workers count theirs in their loader's steps)."""
+    found: dict[str, Any] = {"max_duration": str(state.max_duration)}
     train = state.train_dataloader
     if getattr(train, "batch_size", None) is not None:
         found["data.batch_size"] = train.batch_size  # type: ignore[union-attr]

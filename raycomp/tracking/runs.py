@@ -191,8 +191,8 @@ def _open_trial(parent: RunRef, trial_id: str, arm: Arm, config: ExperimentConfi
     if arm.budget is not None:
         tags[keys.BUDGET_TAG] = str(arm.budget)
     run_id = client.create_run(parent.experiment_id, tags=tags, run_name=f"{trial_id}-{variant}").info.run_id
-    try:
-        log_config(client, run_id, config)
+    try:  # a frontier arm's max_duration is the one its workers train to (config.trial.worker_budget)
+        log_config(client, run_id, config, measured=("max_duration",) if variant == keys.FRONTIER else ())
     except Exception as error:  # the run exists now: keep it, so its points spill and a resume ends it
         print(
             f"raycomp: the params of MLflow run {run_id} (trial {trial_id}) could not be recorded "

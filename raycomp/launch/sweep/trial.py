@@ -19,6 +19,7 @@ from raycomp.base.errors import CheckpointError
 from raycomp.base.layout import TRIAL_HISTORY
 from raycomp.config import ExperimentConfig, trial_config
 from raycomp.config.arm import Arm
+from raycomp.config.trial import worker_budget
 from raycomp.launch.cluster import torch_trainer
 from raycomp.launch.sinks import TuneSink
 from raycomp.launch.spec import TrialSpec
@@ -62,7 +63,8 @@ def train_trial(
         if parent is not None and run is None:  # its run could not be opened (said once): counted, untracked
             fixed[keys.TRACKING_FAILURES] = 1
         history = folder / TRIAL_HISTORY if folder is not None else stored_history()
-        spec = TrialSpec(config, metric, mode, run=run, fixed_metrics=fixed, history=history)
+        budget = worker_budget(sweep, arm)
+        spec = TrialSpec(config, metric, mode, run=run, fixed_metrics=fixed, history=history, budget=budget)
         if config.scaling.num_workers == 0:
             with newest_stored_checkpoint() as stored:  # remote storage's counterpart of newest_checkpoint
                 newest = newest_checkpoint(folder) or newest_checkpoint(lost) or stored
