@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import os
 import pickle
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
 import torch
+from processes import answers, start_server
+from processes import free_port as free_port  # the tests import it from here
 from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
@@ -136,53 +137,46 @@ def built_store(storage: Path) -> Any:
 # ---- a real MLflow server ---------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def start_mlflow_server(
+    backend: str, artifacts: str, log: Path, stops: contextlib.ExitStack, env: dict[str, str], port: int | None = None
+) -> tuple[subprocess.Popen, int]:
+    """``mlflow server`` on the store ``backend``, in a session of its own (its uvicorn stops with it), on a free
+    port (or ``port``), its stop registered on ``stops``; returns it and its port once it answers."""
+
+    def command(port: int) -> list[str]:
+        command = [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port)]
+        return [*command, "--workers", "1", "--backend-store-uri", backend, "--artifacts-destination", artifacts]
+
+    # MLflow 3's server-side job runner (huey workers) is for GenAI jobs raycomp never submits; off, the
+    # server starts and stops in seconds instead of tens of seconds on a loaded 2-core machine.
+    env = {**env, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+    return start_server(command, _mlflow_answers, log, "mlflow server", stops, env, port)
 
 
-def terminate(process: subprocess.Popen, timeout: float = 20) -> None:
-    """SIGTERM, and SIGKILL if ``process`` has not ended ``timeout`` seconds later; reaped either way."""
-    process.terminate()
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+def _mlflow_answers(port: int) -> bool:
+    return answers(f"http://127.0.0.1:{port}/health")
 
 
 class MlflowServer:
+    """``mlflow server`` on a SQLite store in ``folder``."""
+
     def __init__(self, folder: Path):
-        self.folder, self.port = folder, free_port()
+        self.folder, self.port = folder, 0
         folder.mkdir(parents=True, exist_ok=True)
-        self.uri = f"http://127.0.0.1:{self.port}"
+        self.stops = contextlib.ExitStack()
         self.start()
 
     def start(self) -> None:
         """Starts the server (again, after ``stop``: same port, same store) and waits until it answers."""
         folder = self.folder
-        self.log = open(folder / "server.log", "a")  # noqa: SIM115 - kept open while the server runs
-        command = [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(self.port)]
-        command += ["--workers", "1", "--backend-store-uri", f"sqlite:///{folder / 'mlflow.db'}"]
-        command += ["--artifacts-destination", str(folder / "artifacts")]
-        # MLflow 3's server-side job runner (huey workers) is for GenAI jobs raycomp never submits; off, the
-        # server starts and stops in seconds instead of tens of seconds on a loaded 2-core machine.
-        env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + 90
-        while not self.healthy():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"mlflow server did not start: {(folder / 'server.log').read_text()[-2000:]}")
-            time.sleep(0.5)
+        store, artifacts = f"sqlite:///{folder / 'mlflow.db'}", str(folder / "artifacts")
+        self.process, self.port = start_mlflow_server(
+            store, artifacts, folder / "server.log", self.stops, dict(os.environ), self.port or None
+        )
+        self.uri = f"http://127.0.0.1:{self.port}"
 
     def healthy(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"{self.uri}/health", timeout=2) as response:
-                return response.status == 200
-        except OSError:
-            return False
+        return answers(f"{self.uri}/health")
 
     def runs(self, experiment: str) -> list:
         """The runs of ``experiment`` read from the server's own backend (which answers while the server is down)."""
@@ -208,8 +202,7 @@ class MlflowServer:
         return stopper
 
     def stop(self) -> None:
-        terminate(self.process)
-        self.log.close()
+        self.stops.close()
 
 
 def command_here(argv: list[str], command: str = "tune") -> tuple[int, str]:

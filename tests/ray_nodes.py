@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from processes import StartFailed, on_free_ports, wait_until_up
+
 # Variables that would point the nodes or the CLI at another Ray, or give them a token.
 FOREIGN_RAY_ENV = (
     "RAY_ADDRESS",
@@ -27,7 +29,6 @@ FOREIGN_RAY_ENV = (
     "RAY_AUTH_TOKEN",
     "RAY_AUTH_TOKEN_PATH",
 )
-NODE_START_TIMEOUT_S = 90
 
 
 def free_ports(count: int) -> list[int]:
@@ -173,13 +174,19 @@ def start_node(
     env: dict[str, str], *, num_cpus: int, resources: dict[str, float] | None = None, head: RayNode | None = None
 ) -> RayNode:
     """A head (``head`` None: dashboard and job API on 127.0.0.1) or a worker node joined to ``head``, on free
-    ports and a temp dir of its own, once it has registered with the cluster."""
+    ports and a temp dir of its own, once it has registered with the cluster; started again on fresh ports when a
+    port was taken meanwhile (Ray's ports are chosen free, then released)."""
+    return on_free_ports(lambda: _start_node_once(env, num_cpus, resources or {}, head))
+
+
+def _start_node_once(env: dict[str, str], num_cpus: int, resources: dict[str, float], head: RayNode | None) -> RayNode:
     ports = free_ports(8)
     temp_dir = tempfile.mkdtemp(prefix="rcray-")  # short: Ray's socket paths live under it
     command = [
         *("ray", "start", "--block", "--disable-usage-stats", f"--num-cpus={num_cpus}", "--num-gpus=0"),
-        f"--resources={json.dumps(resources or {})}",
+        f"--resources={json.dumps(resources)}",
         "--node-ip-address=127.0.0.1",
+        f"--node-name={Path(temp_dir).name}",  # how ``_registered`` tells this node from the cluster's others
         f"--node-manager-port={ports[0]}",
         f"--object-manager-port={ports[1]}",
         f"--dashboard-agent-listen-port={ports[2]}",
@@ -200,15 +207,26 @@ def start_node(
     node = RayNode(
         process, temp_dir, log, gcs if head is None else 0, f"http://127.0.0.1:{dashboard}" if head is None else ""
     )
-    before = 0 if head is None else alive_nodes(head.dashboard, env)
-    deadline = time.monotonic() + NODE_START_TIMEOUT_S
-    while not _registered(node, head, before, env):
-        if process.poll() is not None or time.monotonic() > deadline:
-            said = log.read_text(errors="replace")[-4000:]  # before stop() removes the node's folder with it
-            node.stop()
-            raise RuntimeError(f"ray start did not come up (exit {process.returncode}):\n{said}")
-        time.sleep(0.5)
+    try:
+        wait_until_up(lambda: _registered(node, head, env), process, log, "ray start")
+    except BaseException as error:
+        said = node_logs(temp_dir)  # before stop() removes the node's folder with them
+        node.stop()
+        if isinstance(error, StartFailed):
+            raise StartFailed(error.message, error.output + said) from None
+        raise
     return node
+
+
+RAY_LOGS = ("*.out", "*.err", "dashboard_agent.log")
+
+
+def node_logs(temp_dir: str, tail: int = 3000) -> str:
+    """The end of each of a node's own logs that has anything (raylet.out, gcs_server.out, dashboard_agent.log...):
+    a failed ``ray start`` itself printed no more than its node's IP."""
+    logs = Path(temp_dir) / "session_latest" / "logs"
+    found = sorted({path for pattern in RAY_LOGS for path in logs.glob(pattern) if path.stat().st_size})
+    return "".join(f"\n--- {path.name} ---\n{path.read_text(errors='replace')[-tail:]}" for path in found)
 
 
 def state(dashboard: str, env: dict[str, str], resource: str, filters: list | None = None) -> list:
@@ -221,18 +239,15 @@ def state(dashboard: str, env: dict[str, str], resource: str, filters: list | No
     return client.list(StateResource(resource), options, raise_on_missing_output=False)
 
 
-def alive_nodes(dashboard: str, env: dict[str, str]) -> int:
-    return len(state(dashboard, env, "nodes", [("state", "=", "ALIVE")]))
-
-
-def _registered(node: RayNode, head: RayNode | None, before: int, env: dict[str, str]) -> bool:
+def _registered(node: RayNode, head: RayNode | None, env: dict[str, str]) -> bool:
     from ray.job_submission import JobSubmissionClient
 
     try:
         if head is None:
             JobSubmissionClient(node.dashboard, headers=auth_headers(env))
             return True
-        return alive_nodes(head.dashboard, env) > before
+        name = Path(node.temp_dir).name
+        return bool(state(head.dashboard, env, "nodes", [("state", "=", "ALIVE"), ("node_name", "=", name)]))
     except Exception:
         return False
 

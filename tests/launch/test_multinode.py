@@ -18,15 +18,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
-import uuid
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
-from cluster_services import PostgresMlflow, S3Endpoint, postgres_available
+from cluster_services import Cluster, postgres_available
 from find_experiments import SHRUNK_METHOD
-from ray_nodes import RayNode, head_env, start_node, state, submit_and_wait
+from ray_nodes import state, submit_and_wait
 
 from raycomp.base import keys
 from raycomp.base.layout import join_uri
@@ -42,40 +41,11 @@ KEEP = "algorithms.selective_backprop.keep"
 EPOCHS = 3  # the lost-node sweep's trials: a checkpoint an epoch
 
 
-class Cluster:
-    """The services and nodes, and the environment a node or a user's shell has on such a cluster."""
-
-    def __init__(self, folder: Path):
-        self.s3 = S3Endpoint(folder)
-        self.mlflow = PostgresMlflow(folder, self.s3)
-        # No AWS_ENDPOINT_URL_S3 on the nodes nor in the drivers' shells: raycomp and Ray reach the bucket only
-        # through the storage path's ``?endpoint_override=`` (a user's MinIO); the credentials come from the
-        # environment, as on AWS. (MLflow's server has its own variables: PostgresMlflow.)
-        s3_env = {key: value for key, value in self.s3.env.items() if key != "AWS_ENDPOINT_URL_S3"}
-        self.env = {**head_env(token=uuid.uuid4().hex), **s3_env}
-        self.head = start_node(self.env, num_cpus=0, resources={"trial_slot": 4})
-        self.workers: list[RayNode] = []
-        self.add_workers(2)
-
-    def add_workers(self, count: int) -> None:
-        self.workers += [start_node(self.env, num_cpus=2, head=self.head) for _ in range(count)]
-
-    def stop(self) -> list[str]:
-        alive = []
-        for node in [*self.workers, self.head]:
-            alive += node.stop()
-        self.mlflow.stop()
-        self.s3.stop()
-        return alive
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    started = Cluster(tmp_path_factory.mktemp("cluster"))
-    try:
-        yield started
-    finally:
-        assert not started.stop(), "processes of the cluster still alive"
+    started = Cluster(tmp_path_factory.mktemp("cluster"))  # which stops what it started if a part fails to start
+    yield started
+    assert not started.stop(), "processes of the cluster still alive"
 
 
 def experiment(cluster: Cluster, folder: Path, name: str, **settings) -> Path:
