@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 from helpers import tiny_loader, tiny_model
+from leftovers import pytest_configure, pytest_sessionfinish  # noqa: F401 - hooks: no process outlives the run
 from torch.utils.data import DataLoader
 
 from raycomp.models.base import ClassifierModel
