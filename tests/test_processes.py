@@ -16,6 +16,7 @@ import pytest
 from leftovers import RUN_MARKER, kill_all, marked
 from processes import StartFailed, answers, start_server, stop_group
 
+pytestmark = pytest.mark.spawns  # every test here starts processes: the slow lane
 TESTS = Path(__file__).parent
 
 
@@ -103,7 +104,6 @@ def test_waits_for_its_process():
 """
 
 
-@pytest.mark.spawns
 @pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "1"]])
 def test_a_run_that_leaves_a_process_running_fails_and_names_it(tmp_path, workers):
     """The check at the run's end (leftovers.py), by itself and as xdist's controller: the run exits 1 (its test
