@@ -137,6 +137,7 @@ def find_plan(config: ExperimentConfig, candidates: tuple[Candidate, ...]) -> Fi
         compose=Seeds(*find.compose),
         confirm=Seeds(*find.confirm),
         mode=find.mode,
+        metric=find.metric,
         tolerance=find.accuracy_tolerance,
         confidence=find.confidence,
         equivalence=find.equivalence,

@@ -3,16 +3,16 @@
 The recipe starts as the best tuned survivor; each next survivor (in order of its tuned speed-up) is added when
 the combination beats its best member (the recipe so far or the survivor alone, whichever looks faster) in a
 paired comparison of the two, raced at ``compose.first`` to ``compose.last`` seeds: the member takes the
-baseline's place in ``verdict_for``, so the combination must be ``faster`` than it at its accuracy. Beating the
+baseline's place in ``verdict_for``, so the combination must be shown faster than it at its accuracy. Beating the
 baseline is not enough: a second method that helps only alone is left out. Methods declared incompatible
 (``Candidate.incompatible_with``) are never trained together.
 """
 
 from __future__ import annotations
 
-from raycomp.find.race import Race, Request
+from raycomp.find.race import Race, Request, shown_faster
 from raycomp.find.state import COMPOSE, CONFIRM, describe
-from raycomp.results.verdicts import FASTER, RESOLVED
+from raycomp.results.verdicts import RESOLVED
 
 
 def compose(race: Race) -> list[Request]:
@@ -29,7 +29,7 @@ def compose(race: Race) -> list[Request]:
             return requests
         verdict = race.judge_pair(combination, state.rival, range(n), plan.compose.level(n, plan.confidence))
         against = state.rival.key
-        if verdict.verdict == FASTER:
+        if shown_faster(verdict):
             state.leave(state.trying, COMPOSE, f"added: {combination.key} {describe(verdict, against)}")
             state.current, state.trying = combination, None
         elif verdict.verdict in RESOLVED or n >= plan.compose.last or plan.search_spent(race.spent_s):

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from raycomp.base import keys
 from raycomp.find.recipes import Candidate
 from raycomp.results.intervals import look_confidence
+from raycomp.results.judging import metric_bounds
 from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE
 
 
@@ -45,6 +46,7 @@ class FindPlan:
     confirm: Seeds = Seeds(3, 8)
     halving: int = 3  # each rung of Tune keeps the best third of the settings
     mode: str = keys.DEFAULT_MODE
+    metric: str = keys.DEFAULT_METRIC
     tolerance: float = DEFAULT_TOLERANCE
     confidence: float = DEFAULT_CONFIDENCE
     equivalence: float = DEFAULT_EQUIVALENCE
@@ -56,6 +58,11 @@ class FindPlan:
     @functools.cached_property
     def by_name(self) -> Mapping[str, Candidate]:
         return {candidate.name: candidate for candidate in self.candidates}
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """The range the metric can take, which its difference intervals cannot leave (``metric_bounds``)."""
+        return metric_bounds(self.metric)
 
     @property
     def search_seeds(self) -> int:

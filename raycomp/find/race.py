@@ -15,7 +15,7 @@ from raycomp.find.observations import Observations, frontier_arm
 from raycomp.find.plan import FindPlan
 from raycomp.find.recipes import Recipe
 from raycomp.find.state import FindState
-from raycomp.results.verdicts import LESS_ACCURATE, Verdict, verdict_for
+from raycomp.results.verdicts import FASTER, LESS_ACCURATE, NO_EVIDENCE, Verdict, verdict_for
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,14 +57,17 @@ class Race:
         seeds = list(seeds)
         obs = self.observations
         frontier = obs.frontier_runs(self.plan.frontier_budgets, seeds)
-        return self._verdict(obs.runs(keys.CONTROL, seeds), obs.runs(keys.BASELINE, seeds), frontier, level)
+        control, baseline = obs.runs(keys.CONTROL, seeds), obs.runs(keys.BASELINE, seeds)
+        return self._verdict(control, baseline, frontier, level, same_model=True)
 
     def judge_pair(self, recipe: Recipe, rival: Recipe, seeds: Iterable[int], level: float) -> Verdict:
         """``recipe`` against ``rival`` itself, paired by seed: faster means faster than ``rival`` at its accuracy."""
         seeds, obs = list(seeds), self.observations
         return self._verdict(obs.runs(recipe.key, seeds), obs.runs(rival.key, seeds), [], level)
 
-    def _verdict(self, runs: list, baseline: list, frontier: list, level: float | None) -> Verdict:
+    def _verdict(
+        self, runs: list, baseline: list, frontier: list, level: float | None, same_model: bool = False
+    ) -> Verdict:
         plan = self.plan
         return verdict_for(
             runs,
@@ -74,6 +77,8 @@ class Race:
             tolerance=plan.tolerance,
             confidence=plan.confidence if level is None else level,
             equivalence=plan.equivalence,
+            bounds=plan.bounds,
+            same_model=same_model,
         )
 
     def merit(self, recipe: Recipe) -> float:
@@ -96,6 +101,13 @@ class Race:
                 references.append(Request(keys.CONTROL, seed, keys.CONTROL))
             requests += [request for request in references if not obs.has(request.arm, seed)]
         return requests
+
+
+def shown_faster(verdict: Verdict) -> bool:
+    """The search's cue to go on with a recipe: ``faster``, or its speed-up shown at the accuracy it measured
+    while that accuracy is not yet shown within tolerance (``no evidence`` for that reason only). The search
+    stages pick on it; only Confirm's ``faster``, both halves shown on fresh seeds, is recommended."""
+    return verdict.verdict == FASTER or (verdict.verdict == NO_EVIDENCE and verdict.speed_shown)
 
 
 def merit(verdict: Verdict) -> float:

@@ -1,7 +1,8 @@
 """Screen: every candidate alone at its documented default arguments, raced on paired seeds.
 
 All open candidates look together: at ``screen.first`` seeds, then one more seed at a time. A candidate goes on
-to Tune as soon as it is shown ``faster``; it leaves as soon as its verdict is ``slower``, ``less accurate``,
+to Tune as soon as it is shown faster at the accuracy it measured (``race.shown_faster``: its accuracy is shown
+within tolerance only at Confirm); it leaves as soon as its verdict is ``slower``, ``less accurate``,
 ``equivalent`` or ``trade-off`` (nothing to gain in time), when its trials fail, or when ``screen.last`` seeds (or
 the search budget) are spent without an answer. Each look's intervals are at its group-sequential level, so
 looking again does not add false ``faster`` verdicts.
@@ -9,7 +10,7 @@ looking again does not add false ``faster`` verdicts.
 
 from __future__ import annotations
 
-from raycomp.find.race import Race, Request
+from raycomp.find.race import Race, Request, shown_faster
 from raycomp.find.state import DONE, SCREEN, TUNE, Halving, describe
 from raycomp.results.verdicts import FASTER, RESOLVED
 
@@ -25,9 +26,10 @@ def screen(race: Race) -> list[Request]:
             recipe = plan.by_name[name].default
             verdict = race.judge(recipe, range(n), plan.screen.level(n, plan.confidence))
             error = observations.error_of(recipe.key) if verdict.n == 0 else None
-            if verdict.verdict == FASTER:
+            if shown_faster(verdict):
                 state.survivors.append(name)
-                state.leave(name, SCREEN, f"shown {describe(verdict)}")
+                shown = "" if verdict.verdict == FASTER else "faster at the accuracy it measured: "
+                state.leave(name, SCREEN, f"shown {shown}{describe(verdict)}")
             elif error is not None or verdict.verdict in RESOLVED:
                 state.leave(name, SCREEN, f"its trials failed: {error}" if error else describe(verdict))
             elif n >= plan.screen.last:

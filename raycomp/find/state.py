@@ -95,16 +95,16 @@ def _verdict(data: dict[str, Any] | None) -> Verdict | None:
 
 
 def describe(verdict: Verdict | None, against: str = "") -> str:
-    """A verdict in one phrase: ``faster 1.31x [1.12x, 1.53x], Δ +0.002 [-0.004, +0.008], 4 seeds``."""
+    """A verdict in one phrase, both halves side by side with what the accuracy's interval rules out:
+    ``faster 1.31x [1.12x, 1.53x], Δ +0.2 points [-0.4, +0.8]: equal within ±0.5 points, 4 seeds``."""
     if verdict is None:
         return "not judged"
     words = [verdict.verdict + (f" than {against}" if against else "")]
     if verdict.speedup_ci_low is not None and verdict.speedup is not None:
         words.append(f"{verdict.speedup:.2f}x [{verdict.speedup_ci_low:.2f}x, {verdict.speedup_ci_high:.2f}x]")
-    if verdict.accuracy_delta_ci_low is not None and verdict.accuracy_delta is not None:
-        low, high = verdict.accuracy_delta_ci_low, verdict.accuracy_delta_ci_high
-        words.append(f"Δ {verdict.accuracy_delta:+.4f} [{low:+.4f}, {high:+.4f}]")
+    if verdict.accuracy_text():
+        words.append(verdict.accuracy_text())
     words.append(f"{verdict.n} seed{'s' if verdict.n != 1 else ''}")
-    if verdict.note:
+    if verdict.note and not verdict.note.startswith("accuracy not shown"):  # the Δ's words above say it
         words.append(verdict.note)
     return ", ".join(words)

@@ -49,5 +49,5 @@ def tune(race: Race) -> list[Request]:
 
 
 def _still_in(verdict: str) -> bool:
-    """Shown faster, or not yet resolved either way."""
+    """Shown faster, or not yet resolved either way (a speed-up whose accuracy is not yet shown is open)."""
     return verdict == FASTER or verdict not in RESOLVED

@@ -19,7 +19,7 @@ from raycomp.report.headline import headline
 from raycomp.report.sweep import Sweep
 from raycomp.report.text import escape
 from raycomp.report.trial_table import trial_table
-from raycomp.results.verdict_text import better, worse_rule
+from raycomp.results.verdict_text import better, tolerance_text, worse_rule
 
 _LEFT_OUT = {  # sweep.timing -> what its times leave out
     "steps": "evaluation and checkpoints left out",
@@ -128,7 +128,8 @@ def _measured(sweep: Sweep) -> str:
 
 def _how_to_read(sweep: Sweep) -> str:
     metric, judging = escape(sweep.metric), sweep.verdicts.judging
-    level = f"{judging.confidence:.0%}"
+    level, points = f"{judging.confidence:.0%}", judging.bounds == (0.0, 1.0)
+    tolerance = tolerance_text(judging.tolerance, points)
     return (
         f'<p class="note"><b>{metric}: {better(sweep.mode)}.</b> <b>Speed-up vs the frontier</b>: at each seed, the '
         "time the baseline frontier (the baseline trained with complete schedules at each budget, its "
@@ -137,11 +138,14 @@ def _how_to_read(sweep: Sweep) -> str:
         f"counts as equal, so the reference is then the baseline's own time. The geometric mean over the seeds, "
         f"with a {level} paired t interval on the log ratios (per look in an adaptive sweep). <b>Speed-up to the "
         f"full baseline's {metric}</b>: the full baseline's time ÷ the time the configuration first reached its "
-        f"final {metric} (the usual, not budget-matched, number). <b>Verdict</b>: <i>less accurate</i> (worse in "
-        f"{metric}) when the Δ interval lies {worse_rule(sweep.mode, judging.tolerance)}; <i>equivalent</i> when "
-        f"the speed-up interval lies within ±{judging.equivalence:.0%} at equal {metric}; else <i>faster</i> or "
-        "<i>slower</i> when it lies wholly above or below 1× (<i>trade-off</i>: slower but better than every "
-        "budget); else <i>no evidence</i>, <i>uninformative</i> when its intervals come from fewer than 3 seeds. "
+        f"final {metric} (the usual, not budget-matched, number). <b>Verdict</b> (both halves shown): <i>faster</i> "
+        f"when the speed-up interval lies above 1× with its low end priced at the Δ interval's worse end, and that "
+        f"worse end lies within the tolerance ({tolerance}) of the baseline; <i>slower</i> when it lies below 1× "
+        f"with its high end priced at the Δ's better end; <i>less accurate</i> (worse in {metric}) when the Δ "
+        f"interval lies {worse_rule(sweep.mode, judging.tolerance, points)}; <i>equivalent</i> when the speed-up "
+        f"interval lies within ±{judging.equivalence:.0%} and the Δ interval within ±{tolerance}; <i>trade-off</i>: "
+        "slower but shown better than every budget; else <i>no evidence</i> (its note says which half is missing), "
+        "<i>uninformative</i> when its intervals come from fewer than 3 seeds. "
         "<i>failed</i> is no verdict: the configuration's trials failed, and the error's first line says why. "
         f"Times are the {judging.clock} ({_LEFT_OUT[judging.timing]}, <code>sweep.timing: {judging.timing}</code>), "
         "measured in this sweep on this machine; trials that ran side by side shared it.</p>"

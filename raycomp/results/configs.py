@@ -17,6 +17,7 @@ from raycomp.base import keys
 from raycomp.results.frontier_steps import frontier_out_of_order
 from raycomp.results.intervals import look_confidence
 from raycomp.results.judging import DEFAULT_JUDGING, Judging, trial_time
+from raycomp.results.seed_power import noise_floor
 from raycomp.results.summary import TrialSummary
 from raycomp.results.verdicts import (
     EQUIVALENT,
@@ -25,7 +26,6 @@ from raycomp.results.verdicts import (
     Run,
     Verdict,
     best_config,
-    noise_floor,
     verdict_for,
 )
 
@@ -156,7 +156,7 @@ def summarize_configs(
         runs = [_run(t, timing) for t in members]
         verdict, stopped = None, None
         if variant in (keys.METHOD, keys.CONTROL) and baseline and refused is None:
-            judge = {"mode": mode, "tolerance": judging.tolerance, "equivalence": judging.equivalence}
+            judge = judging.verdict_options(mode) | {"same_model": variant == keys.CONTROL}
             level = judging.confidence
             verdict = verdict_for(runs, baseline, frontier, confidence=level, **judge)  # type: ignore[arg-type]
             if adaptive:

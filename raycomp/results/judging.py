@@ -7,10 +7,11 @@ read back is judged as when it ran; handed whole to ``summarize_configs`` and ke
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from raycomp.base import keys
 from raycomp.results.summary import TrialSummary
-from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE
+from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE, Bounds
 
 if TYPE_CHECKING:
     from raycomp.config import SweepConfig
@@ -27,14 +28,15 @@ CLOCK_LABELS = {  # sweep.timing -> what its times are, as an axis or a sentence
 class Judging:
     """``tolerance`` (sweep.accuracy_tolerance, in the metric's units), ``confidence`` of the intervals (over all
     looks, when sequential), ``equivalence`` (the speed-up margin of no practical difference), ``looks`` =
-    (repeats, max_repeats) of a sweep that adds seeds while unresolved (None when it adds none) and ``timing``,
-    the clock the verdicts compare (a key of ``TIMINGS``)."""
+    (repeats, max_repeats) of a sweep that adds seeds while unresolved (None when it adds none), ``timing``,
+    the clock the verdicts compare (a key of ``TIMINGS``), and ``metric``, whose range bounds its intervals."""
 
     tolerance: float = DEFAULT_TOLERANCE
     confidence: float = DEFAULT_CONFIDENCE
     equivalence: float = DEFAULT_EQUIVALENCE
     looks: tuple[int, int] | None = None
     timing: str = "steps"
+    metric: str = keys.DEFAULT_METRIC
 
     def __post_init__(self) -> None:
         if self.looks is not None and self.looks[1] <= self.looks[0]:  # no seed is ever added: one look
@@ -46,12 +48,35 @@ class Judging:
     def of(cls, sweep: SweepConfig) -> Judging:
         """The judging keys of a ``sweep`` section: the one place that reads them."""
         looks = (sweep.repeats, sweep.max_repeats or sweep.repeats)
-        return cls(sweep.accuracy_tolerance, sweep.confidence, sweep.equivalence, looks, sweep.timing)
+        return cls(sweep.accuracy_tolerance, sweep.confidence, sweep.equivalence, looks, sweep.timing, sweep.metric)
+
+    @property
+    def bounds(self) -> Bounds | None:
+        """The range the metric can take (an accuracy's [0, 1]), or None when it is not known to be bounded."""
+        return metric_bounds(self.metric)
+
+    def verdict_options(self, mode: str) -> dict[str, Any]:
+        """What ``verdict_for`` takes from these settings (its level aside, which a sequential look sets)."""
+        return {"mode": mode, "tolerance": self.tolerance, "equivalence": self.equivalence, "bounds": self.bounds}
 
     @property
     def clock(self) -> str:
         """What the compared times are, in words (``training steps' CPU time``)."""
         return CLOCK_LABELS[self.timing]
+
+
+# Metrics known to lie in [0, 1], by a word of their name: torchmetrics' classification and segmentation scores.
+_UNIT_WORDS = ("accuracy", "precision", "recall", "f1", "fbeta", "auroc", "specificity", "jaccard", "dice", "iou")
+_UNIT_TOKENS = frozenset({"acc", "auc", "ap", "map"})
+
+
+def metric_bounds(metric: str) -> Bounds | None:
+    """[0, 1] for a metric whose name says it is a rate or a score (``eval/accuracy``, ``eval/top5_accuracy``,
+    ``eval/MulticlassF1Score``); None for the rest (a loss, an error in the data's units, a perplexity), whose
+    intervals are left as the t distribution gives them."""
+    name = metric.rpartition("/")[2].lower()
+    tokens = set(name.replace("-", "_").split("_"))
+    return (0.0, 1.0) if any(word in name for word in _UNIT_WORDS) or tokens & _UNIT_TOKENS else None
 
 
 DEFAULT_JUDGING = Judging()  # the sweep section's defaults

@@ -127,7 +127,7 @@ def parse_results(document: Any, source: str = keys.RESULTS_JSON) -> Results:
         except ValidationError as error:
             raise _not_results(source, error, ("trials", index), read.metric) from None
     looks = None if read.repeats is None or read.max_repeats is None else (read.repeats, read.max_repeats)
-    judging = Judging(read.accuracy_tolerance, read.confidence, read.equivalence, looks, read.timing)
+    judging = Judging(read.accuracy_tolerance, read.confidence, read.equivalence, looks, read.timing, read.metric)
     return Results(read.metric, read.mode, tuple(trials), judging)
 
 

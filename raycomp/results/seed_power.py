@@ -17,6 +17,8 @@ marked uninformative. (One that does clear 1 is a valid test at its level, and i
 from __future__ import annotations
 
 import math
+import statistics
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from raycomp.results.verdicts import DEFAULT_CONFIDENCE, RESOLVED, Verdict
@@ -97,3 +99,11 @@ def few_seeds_warning(sweep: SweepConfig | None) -> str | None:
         f"machine's {cv:.0%} time noise they find only {resolvable_text(cv, seeds, level)} {POWER:.0%} of the time "
         f"({more}), and a 'no evidence' from them says nothing; {fix}"
     )
+
+
+def noise_floor(times_s: Iterable[float | None]) -> float | None:
+    """The coefficient of variation of repeated times (e.g. the baseline's seeds); None with fewer than two."""
+    values = [t for t in times_s if t is not None and math.isfinite(t)]
+    if len(values) < 2:
+        return None
+    return statistics.stdev(values) / statistics.fmean(values)

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 
 from raycomp.base import keys
 from raycomp.results.configs import FAILED, ConfigSummary, SweepVerdicts
+from raycomp.results.judging import metric_bounds
 from raycomp.results.ranking import counted_by_verdict, shown_configs
 from raycomp.results.seed_power import MIN_INFORMATIVE_SEEDS, uninformative
-from raycomp.results.verdicts import VERDICTS
+from raycomp.results.verdicts import VERDICTS, Verdict
 
 NAMED = 10  # configurations a warning names; a sweep of thousands has it say how many more
 
@@ -25,20 +26,30 @@ def better(mode: str) -> str:
     return "lower is better" if mode == "min" else "higher is better"
 
 
-def worse_rule(mode: str, tolerance: float) -> str:
+def worse_rule(mode: str, tolerance: float, points: bool = False) -> str:
     """When a configuration is ``less accurate``: its Δ interval beyond the tolerance on the worse side."""
-    return f"wholly above +{tolerance:g}" if mode == "min" else f"wholly below −{tolerance:g}"
+    limit = tolerance_text(tolerance, points)
+    return f"wholly above +{limit}" if mode == "min" else f"wholly below −{limit}"
 
 
 def verdict_rule(verdicts: SweepVerdicts, metric: str) -> str:
-    """The rule the verdicts follow, on one line, in the metric's own direction."""
+    """The rule the verdicts follow, on one line, in the metric's own direction (docs/report.md, "Verdict")."""
     judging = verdicts.judging
+    points = metric_bounds(metric) == (0.0, 1.0)
+    tolerance = tolerance_text(judging.tolerance, points)
+    worse = "−" if verdicts.mode == "max" else "+"
     return (
-        f"verdicts on {metric} ({better(verdicts.mode)}): less accurate when the Δ interval lies "
-        f"{worse_rule(verdicts.mode, judging.tolerance)}; equivalent when the speed-up interval lies within "
-        f"±{judging.equivalence:.0%} at equal {metric}; else faster or slower when it lies wholly above or below "
-        "1x; else no evidence"
+        f"verdicts on {metric} ({better(verdicts.mode)}): faster needs both halves shown, the speed-up interval "
+        f"above 1x (its low end priced at the Δ interval's worse end) and the Δ interval's worse end within "
+        f"{worse}{tolerance}; slower when the speed-up interval lies below 1x (its high end priced at the Δ's "
+        f"better end); equivalent when it lies within ±{judging.equivalence:.0%} and Δ within ±{tolerance}; less "
+        f"accurate when the Δ interval lies {worse_rule(verdicts.mode, judging.tolerance, points)}; else no evidence"
     )
+
+
+def tolerance_text(tolerance: float, points: bool) -> str:
+    """The accuracy tolerance as the intervals are shown: ``0.5 points`` for a [0, 1] metric, else its units."""
+    return f"{tolerance * 100:g} points" if points else f"{tolerance:g}"
 
 
 def uninformative_configs(verdicts: SweepVerdicts) -> list[ConfigSummary]:
@@ -69,8 +80,8 @@ def best_line(verdicts: SweepVerdicts) -> str:
     assert verdict is not None  # best_config names only a judged, faster configuration
     return (
         f"best (the faster configuration with the highest speed-up lower bound): {config.config_id} "
-        f"{verdict.verdict}, {verdict.speedup:.2f}x [{verdict.speedup_ci_low:.2f}x, {verdict.speedup_ci_high:.2f}x] "
-        f"{config.arguments}"
+        f"{verdict.verdict}, {verdict.speedup:.2f}x [{verdict.speedup_ci_low:.2f}x, {verdict.speedup_ci_high:.2f}x]; "
+        f"{verdict.accuracy_text()} {config.arguments}"
     )
 
 
@@ -119,11 +130,13 @@ def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy", limi
     configuration says ``failed`` and its error's first line; intervals from too few seeds are marked."""
     level = f"{verdicts.judging.confidence:.0%} CI"
     name = metric.split("/")[-1]
-    header = ["config", "variant", "n", name, "time s", f"speed-up [{level}]", f"Δ {name} [{level}]", "verdict"]
+    points = metric_bounds(metric) == (0.0, 1.0)
+    delta = f"Δ {name}{', points' if points else ''}"
+    header = ["config", "variant", "n", name, "time s", f"speed-up [{level}]", f"{delta} [{level}]", "verdict"]
     if verdicts.judging.looks:  # adaptive: each interval at its own look's level (alpha spent over the looks)
-        header = [*header[:5], "speed-up [per look]", f"Δ {name} [per look]", "verdict", "seeds: why stopped"]
+        header = [*header[:5], "speed-up [per look]", f"{delta} [per look]", "verdict", "seeds: why stopped"]
     shown, rest = shown_configs(verdicts.configs, limit) if limit is not None else (list(verdicts.configs), [])
-    lines = [header, *(_row(config, verdicts) for config in shown)]
+    lines = [header, *(_row(config, verdicts, points) for config in shown)]
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
     text = [verdict_rule(verdicts, metric)]
     text += [
@@ -151,16 +164,12 @@ def format_verdicts(verdicts: SweepVerdicts, metric: str = "eval/accuracy", limi
     return "\n".join(text)
 
 
-def _row(config: ConfigSummary, verdicts: SweepVerdicts) -> list[str]:
+def _row(config: ConfigSummary, verdicts: SweepVerdicts, points: bool) -> list[str]:
     v = config.verdict
     speed = (
         "-" if not v or v.speedup is None else f"{v.speedup:.2f}x" + _interval(v.speedup_ci_low, v.speedup_ci_high, "x")
     )
-    delta = (
-        "-"
-        if not v or v.accuracy_delta is None
-        else f"{v.accuracy_delta:+.4f}" + _interval(v.accuracy_delta_ci_low, v.accuracy_delta_ci_high, "")
-    )
+    delta = "-" if not v or v.accuracy_delta is None else _delta(v, points)
     shown = config.shown_verdict
     verdict = "(reference)" if shown is None else shown + (f" ({v.note})" if v and v.note else "")
     row = [
@@ -201,6 +210,14 @@ def _interval(low: float | None, high: float | None, unit: str) -> str:
     if low is None or high is None:
         return ""
     return f" [{low:.2f}{unit}, {high:.2f}{unit}]" if unit else f" [{low:+.4f}, {high:+.4f}]"
+
+
+def _delta(v: Verdict, points: bool) -> str:
+    """``+0.05 [-0.12, +0.22]``: in points for a [0, 1] metric, as its column's header says."""
+    scale, digits = (100.0, 2) if points else (1.0, 4)
+    low, high = v.accuracy_delta_ci_low, v.accuracy_delta_ci_high
+    interval = "" if low is None or high is None else f" [{low * scale:+.{digits}f}, {high * scale:+.{digits}f}]"
+    return f"{v.accuracy_delta * scale:+.{digits}f}{interval}"  # type: ignore[operator]
 
 
 def _number(value: float | None, pattern: str) -> str:

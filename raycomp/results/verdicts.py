@@ -3,32 +3,20 @@
 Pure numbers in, a ``Verdict`` out (no Ray, MLflow or torch). Every configuration runs with seeds
 0..N-1; the seed index pairs a configuration's trial with the baseline's and the frontier's.
 
-**The frontier is a curve** (``frontier.py``): the baseline's accuracy against its budget, fitted once over
-every seed, monotone; the *time* of a budget stays per seed.
+**Where the accuracy places a configuration** on the frontier (``frontier.py``: the baseline's accuracy against
+budget, fitted once over every seed, monotone; a budget's *time* stays per seed). Its paired differences from the
+baseline count only by the part of their mean *beyond* ``tolerance``: the budget where the frontier reaches the
+full baseline's accuracy plus that part is every seed's reference. Beyond the frontier's best (slower than that
+best: a ``trade-off``), or below its cheapest budget (no ``faster`` claimed), the reference is only a bound.
 
-**Equal accuracy means equal.** A configuration's accuracy counts by its paired differences from the
-baseline (what a seed shares, its data order and initialisation, cancels), averaged over its seeds, and
-only by the part of that mean *beyond* ``tolerance``: the target is the fitted full-baseline accuracy plus
-that part, and the budget where the frontier reaches it is every seed's reference (per seed, accuracy
-noise became time noise through the frontier's slope). Within tolerance it reaches the frontier at the
-full baseline's budget, so its speed-up is the full baseline's time over its own, seed by seed: a
-configuration that is slower and not more accurate beyond tolerance is ``slower``. A mean gain larger
-than the tolerance is priced on the frontier (budgets above 1.0); more than the frontier's best reaches
-is *beyond*, and a configuration slower than that best is a
-``trade-off`` ("more accurate, X× the baseline's time"). Worse than the frontier's cheapest budget is
-*below*: its reference is an upper bound, so ``faster`` is not claimed there.
+**Intervals: paired Student t on log ratios** (exact for log-normal time noise), and on the accuracy differences;
+``confidence`` is one look's level (``look_confidence`` spends alpha over a sequential sweep's looks).
 
-**Intervals: paired Student t on log ratios** (``log(reference_i / time_i)``, n-1 degrees of freedom),
-exact for log-normal time noise. The accuracy difference (config - baseline, paired) gets one too.
-``confidence`` is the level of one look; a sweep that adds seeds while it looks (``sweep.max_repeats``)
-passes the level ``look_confidence`` spends for its n (a group-sequential t test: alpha spent over the looks).
-
-**Verdict**, in this order: ``less accurate`` when the accuracy interval lies wholly below ``-tolerance``;
-``equivalent`` when the speed-up interval lies inside [1/(1+equivalence), 1+equivalence], the mean
-accuracy difference is within tolerance and no seed is off the frontier (two one-sided tests at the
-interval's level); ``faster`` / ``slower`` when the interval lies wholly above / below 1 (``slower``
-becomes ``trade-off`` when seeds are beyond the frontier, ``faster`` is held back below it); else
-``no evidence``. Missing values (None, NaN, a time <= 0) drop that seed's pair; ``n`` counts the pairs.
+**Verdict** (``decision.py``, the rule written once): ``faster`` needs both halves shown, the speed-up interval
+above 1 with the accuracy's uncertainty carried into it, and the accuracy interval above ``-tolerance``; where the
+time is shown and the accuracy is not, the verdict is ``no evidence`` with that reason. A bounded metric's
+difference interval is cut to what the metric can take (``bounds``). Missing values (None, NaN, a time <= 0) drop
+that seed's pair; ``n`` counts the pairs.
 """
 
 from __future__ import annotations
@@ -39,13 +27,30 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
-from raycomp.results.frontier import ROUNDING, Frontier, reference_reach, time_at
+from raycomp.results.decision import (
+    EQUIVALENT,
+    FASTER,
+    LESS_ACCURATE,
+    NO_EVIDENCE,
+    RESOLVED,
+    SLOWER,
+    TRADE_OFF,
+    VERDICTS,
+    Bounds,
+    Evidence,
+    accuracy_words,
+    as_gain,
+    bounded,
+    decide,
+    delta_text,
+)
+from raycomp.results.frontier import Frontier, reference_reach, time_at
 from raycomp.results.intervals import DEFAULT_CONFIDENCE, t_interval
 
-FASTER, SLOWER, NO_EVIDENCE, LESS_ACCURATE = "faster", "slower", "no evidence", "less accurate"
-EQUIVALENT, TRADE_OFF = "equivalent", "trade-off"
-VERDICTS = (FASTER, SLOWER, EQUIVALENT, TRADE_OFF, NO_EVIDENCE, LESS_ACCURATE)
-RESOLVED = frozenset({FASTER, SLOWER, EQUIVALENT, TRADE_OFF, LESS_ACCURATE})  # an answer: no more seeds needed
+__all__ = [  # the verdicts' names are decision.py's, re-exported here where every reader of a Verdict looks
+    "EQUIVALENT", "FASTER", "LESS_ACCURATE", "NO_EVIDENCE", "RESOLVED", "SLOWER", "TRADE_OFF", "VERDICTS", "Bounds",
+    "Run", "Verdict", "best_config", "verdict_for",
+]  # fmt: skip
 DEFAULT_TOLERANCE = 0.005  # 0.5 point of accuracy, in the metric's units
 DEFAULT_EQUIVALENCE = 0.05  # speed-ups within ±5 % are no practical difference
 
@@ -73,9 +78,9 @@ class Verdict:
     verdict: str
     n: int  # paired seeds used
     seeds: tuple[int, ...]
-    speedup: float | None  # geometric mean of reference / time over the paired seeds
-    speedup_ci_low: float | None
-    speedup_ci_high: float | None
+    speedup: float | None  # geometric mean of reference / time over the paired seeds, priced at the mean accuracy
+    speedup_ci_low: float | None  # priced at the accuracy interval's worse end (decision.py)
+    speedup_ci_high: float | None  # priced at its better end
     speedup_to_full_baseline: float | None  # geometric mean over the seeds that reached the full baseline
     full_baseline_reached: int  # paired seeds whose curve reached the full baseline's accuracy
     accuracy_median: float | None  # over the configuration's own runs with a value
@@ -88,6 +93,19 @@ class Verdict:
     note: str = ""  # why the verdict is what it is, when it is not plain
     time_ratio: float | None = None  # geometric mean of time / the full baseline's time at the seed
     confidence: float | None = None  # the level the intervals were computed at (one look's, when sequential)
+    speed_shown: bool = False  # the speed-up at the measured accuracy is shown above 1 (the search's cue)
+    accuracy_shown: bool = False  # the accuracy interval's worse end is within tolerance (non-inferiority)
+    tolerance: float | None = None  # what it was judged with, so that its words can say what the Δ rules out
+    points: bool = False  # the metric lies in [0, 1]: its differences read in points
+    mode: str = "max"
+
+    def accuracy_text(self) -> str:
+        """``Δ -0.6 points [-5.7, +4.6]: not shown within 0.5 points``, or "" without an interval."""
+        if self.accuracy_delta is None or self.accuracy_delta_ci_low is None:
+            return ""
+        low, high, sign = self.accuracy_delta_ci_low, self.accuracy_delta_ci_high, _sign(self.mode)  # type: ignore
+        mean = f"{self.accuracy_delta * 100:+.1f} points" if self.points else f"{self.accuracy_delta:+.4f}"
+        return f"Δ {mean} {delta_text(low, high, self.points, self.tolerance, sign).replace(' points:', ':', 1)}"
 
 
 def _value(x: float | None) -> float | None:
@@ -129,10 +147,14 @@ def verdict_for(
     tolerance: float = DEFAULT_TOLERANCE,
     confidence: float = DEFAULT_CONFIDENCE,
     equivalence: float = DEFAULT_EQUIVALENCE,
+    bounds: Bounds | None = None,
+    same_model: bool = False,
 ) -> Verdict:
     """The verdict of one configuration. ``frontier_runs`` are the baseline's other-budget runs, all seeds
     together; the baseline's own runs join them at budget 1.0. A seed counts when the configuration and
-    the baseline both have a final accuracy and time there."""
+    the baseline both have a final accuracy and time there. ``bounds``: the metric's range, which its
+    difference interval cannot leave. ``same_model``: the configuration is the baseline itself (the control
+    arm), equal in accuracy by construction, so only its time is judged: it tests the machine's timing."""
     sign = _sign(mode)
     config = {r.seed: r for r in config_runs}
     baseline = {r.seed: r for r in baseline_runs if _usable(r)}
@@ -157,28 +179,43 @@ def verdict_for(
     ]
     seeds = [seed for seed, _, _ in paired]
     deltas = [run.accuracy - base.accuracy for _, run, base in paired]  # paired: what the seed shares cancels
-    reach = reference_reach(frontier, sign * statistics.fmean(deltas), tolerance) if paired else None
-    log_speedups, log_to_full, log_ratios = [], [], []
-    budget = reach.budget if reach is not None else 0.0  # None only when nothing is paired
-    for seed, run, base in paired:
-        log_speedups.append(math.log(time_at(budget_times[seed], budget) / run.time_s))
+    accuracy = bounded(t_interval(deltas, confidence), bounds)
+    gain = None if accuracy is None else as_gain(accuracy, sign)
+
+    def log_speedups(budget: float) -> list[float]:
+        return [math.log(time_at(budget_times[seed], budget) / run.time_s) for seed, run, _ in paired]
+
+    log_to_full, log_ratios = [], []
+    for _, run, base in paired:
         log_ratios.append(math.log(run.time_s / base.time_s))
         reached = _first_reaching(run, base.accuracy, sign)
         if reached is not None and reached > 0:
             log_to_full.append(math.log(base.time_s / reached))
-    beyond, below = (len(paired) if reach and reach.position == side else 0 for side in ("beyond", "below"))
-
-    own = [r for r in config.values() if _usable(r)]
-    speed, accuracy = t_interval(log_speedups, confidence), t_interval(deltas, confidence)
-    time_ratio = _geometric_mean(log_ratios)
-    verdict, note = _decide(len(seeds), speed, accuracy, sign, tolerance, equivalence, beyond, below, time_ratio)
+    evidence, speedups = Evidence(len(seeds), None, None, None), []
+    if paired and frontier is not None:
+        at_mean = reference_reach(frontier, sign * statistics.fmean(deltas), tolerance)
+        speedups = log_speedups(at_mean.budget)
+        speed = t_interval(speedups, confidence)
+        ends = (0.0, 0.0) if same_model or gain is None else gain[1:]
+        worse, better = (reference_reach(frontier, g, tolerance) for g in ends)
+        cautious = None
+        if speed is not None:  # its low end priced at the worse accuracy, its high end at the better
+            low, high = (t_interval(log_speedups(r.budget), confidence) for r in (worse, better))
+            cautious = (speed[0], low[1], high[2])  # type: ignore[index]
+        positions = (at_mean.position, worse.position, better.position)
+        evidence = Evidence(len(seeds), gain, speed, cautious, *positions, _geometric_mean(log_ratios))
+    beyond, below = (len(paired) if paired and evidence.at_mean == side else 0 for side in ("beyond", "below"))
+    if same_model and evidence.gain is not None:
+        evidence = dataclasses.replace(evidence, gain=(0.0, 0.0, 0.0))
+    verdict, note = decide(evidence, tolerance, equivalence, accuracy_words(accuracy, tolerance, bounds))
+    own, interval = [r for r in config.values() if _usable(r)], evidence.cautious
     return Verdict(
         verdict=verdict,
         n=len(seeds),
         seeds=tuple(seeds),
-        speedup=_geometric_mean(log_speedups),
-        speedup_ci_low=_exp(speed[1]) if speed else None,
-        speedup_ci_high=_exp(speed[2]) if speed else None,
+        speedup=_geometric_mean(speedups),
+        speedup_ci_low=_exp(interval[1]) if interval else None,
+        speedup_ci_high=_exp(interval[2]) if interval else None,
         speedup_to_full_baseline=_geometric_mean(log_to_full),
         full_baseline_reached=len(log_to_full),
         accuracy_median=statistics.median(r.accuracy for r in own) if own else None,
@@ -189,46 +226,14 @@ def verdict_for(
         beyond_frontier=beyond,
         below_frontier=below,
         note=note,
-        time_ratio=time_ratio,
+        time_ratio=evidence.time_ratio,
         confidence=confidence,
+        speed_shown=evidence.speed_shown,
+        accuracy_shown=evidence.accuracy_shown(tolerance),
+        tolerance=tolerance,
+        points=bounds == (0.0, 1.0),
+        mode=mode,
     )
-
-
-def _decide(
-    n: int,
-    speed: tuple[float, float, float] | None,
-    accuracy: tuple[float, float, float] | None,
-    sign: int,
-    tolerance: float,
-    equivalence: float,
-    beyond: int,
-    below: int,
-    time_ratio: float | None,
-) -> tuple[str, str]:
-    """The verdict and, when it needs one, the reason in a few words."""
-    if speed is None or accuracy is None:
-        return NO_EVIDENCE, "no paired seeds" if n == 0 else "one paired seed: no interval"
-    best_gain = accuracy[2] if sign == 1 else -accuracy[1]  # the interval's better end, as a gain
-    if best_gain < -tolerance:
-        return LESS_ACCURATE, ""
-    margin = math.log1p(equivalence)
-    on_frontier = not (beyond or below)
-    if on_frontier and -margin <= speed[1] and speed[2] <= margin and abs(accuracy[0]) <= tolerance:
-        return EQUIVALENT, f"speed-up within ±{equivalence:.0%}, accuracy within tolerance"
-    if speed[1] > ROUNDING:
-        if below:
-            return NO_EVIDENCE, "below the frontier (less accurate than every budget): the speed-up is an upper bound"
-        return FASTER, ""
-    if speed[2] < -ROUNDING:
-        if 2 * beyond > n:
-            ratio = f"{time_ratio:.2f}× the baseline's time" if time_ratio else "slower"
-            return TRADE_OFF, f"more accurate than every budget, {ratio}"
-        if not beyond:
-            return SLOWER, ""
-        return NO_EVIDENCE, "beyond the frontier (more accurate than every budget): the speed-up is a lower bound"
-    if beyond:
-        return NO_EVIDENCE, "beyond the frontier (more accurate than every budget): the speed-up is a lower bound"
-    return NO_EVIDENCE, ""
 
 
 def best_config(verdicts: Mapping[str, Verdict]) -> str | None:
@@ -240,11 +245,3 @@ def best_config(verdicts: Mapping[str, Verdict]) -> str | None:
         if v.verdict == FASTER and v.speedup_ci_low is not None
     ]
     return max(candidates, key=lambda c: (c[0], c[1]))[2] if candidates else None
-
-
-def noise_floor(times_s: Iterable[float | None]) -> float | None:
-    """The coefficient of variation of repeated times (e.g. the baseline's seeds); None with fewer than two."""
-    values = [t for t in times_s if _value(t) is not None]
-    if len(values) < 2:
-        return None
-    return statistics.stdev(values) / statistics.fmean(values)

@@ -68,15 +68,15 @@ def test_a_minimised_metric_reads_lower_is_better_in_every_text_and_figure(tmp_p
     assert curves.get_ylabel() == "eval/mae (lower is better)" and "eval/mae against time" in curves.get_title()
 
     rule = format_verdicts(sweep.verdicts, MAE).splitlines()[0]
-    assert rule.startswith(
-        "verdicts on eval/mae (lower is better): less accurate when the Δ interval lies wholly above +"
-    )
+    assert rule.startswith("verdicts on eval/mae (lower is better): faster needs both halves shown")
+    assert "the Δ interval's worse end within +0.005" in rule
+    assert "less accurate when the Δ interval lies wholly above +0.005" in rule
 
 
 def test_a_maximised_metric_reads_higher_is_better(hand_made_sweep):
     assert main([str(hand_made_sweep), "--no-mlflow"]) == 0
     html = page_of(hand_made_sweep)
-    assert "eval/accuracy: higher is better." in html and "the Δ interval lies wholly below −0.005" in html
+    assert "eval/accuracy: higher is better." in html and "the Δ interval lies wholly below −0.5 points" in html
     assert pareto_figure(read_sweep(hand_made_sweep)).axes[0].get_ylabel().endswith("(higher is better)")
 
 
@@ -107,9 +107,11 @@ def test_two_seeds_are_uninformative_not_as_it_should_be(tmp_path):
     control = html.split("<td id='control'", 1)[1].split("</td>", 1)[0]
     assert "as it should be" not in control
     assert "uninformative: from 2 seeds its interval rules nothing out" in control
-    assert 'id="few-seeds"' in html and "Intervals from fewer than 3 seeds are uninformative (control)" in html
+    assert 'id="few-seeds"' in html
+    assert "Intervals from fewer than 3 seeds are uninformative (control, method-1)" in html
     card = method_card(html)
     assert "uninformative: from 2 seeds" in card["control"]["speedup"]["text"]
-    assert "uninformative" not in card["method-1"]["text"]  # faster at 2 seeds: its interval cleared 1
+    assert "uninformative" not in card["method-3"]["text"]  # slower at 2 seeds: its interval cleared 1
+    assert "accuracy not shown" in card["method-1"]["text"]  # its speed-up cleared 1, its accuracy did not
     noise = html.split("<td id='noise-floor'", 1)[1].split("</td>", 1)[0]
     assert "at this noise 2 paired seeds find a speed-up of" in noise

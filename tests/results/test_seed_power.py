@@ -98,4 +98,4 @@ def test_open_verdicts_from_two_seeds_are_marked_uninformative_in_the_cli():
     control = next(line for line in table.splitlines() if line.startswith("control "))
     assert "UNINFORMATIVE: intervals from 2 seeds" in control
     assert "control (A/A): no evidence (from 2 seeds: uninformative, it tests nothing)" in table
-    assert "warning: intervals from fewer than 3 seeds are uninformative (control)" in table
+    assert "warning: intervals from fewer than 3 seeds are uninformative (control, method-1)" in table
