@@ -127,7 +127,7 @@ def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_
 
         report_answer(config, outcome, parent, left_out)
         report_at_find_end(config.layout.local_dir, parent)  # the page: each candidate's path, the Pareto front
-    return 0
+    return EXIT_USAGE if outcome.answer.out_of_reach else 0  # the user chooses a tolerance, then --resume
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ class FindConfig(Section):
 
     methods: Literal["auto"] | list[str] | dict[str, dict[str, Any]] = AUTO
     budget: float = 1800.0
-    accuracy_tolerance: float = Field(0.005, ge=0)
+    accuracy_tolerance: float | Literal["auto"] = 0.005  # or auto: what Confirm's seeds can show (find/spread.py)
     confidence: float = Field(0.95, gt=0.5, lt=1)
     equivalence: float = Field(0.05, gt=0, lt=1)
     metric: str = keys.DEFAULT_METRIC
@@ -54,6 +54,16 @@ class FindConfig(Section):
     confirm: list[int] = Field(default_factory=lambda: [3, 8])
     max_settings: int = Field(6, ge=1, le=50)  # argument settings Tune tries per method, its defaults included
     max_concurrent_trials: int | None = Field(None, ge=1)
+
+    @field_validator("accuracy_tolerance", mode="before")
+    @classmethod
+    def _tolerance(cls, value: Any) -> Any:
+        if value == AUTO:
+            return value
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            shown = show(value)
+            raise ValueError(f"must be a number >= 0 in the metric's units (0.005: half a point), or auto, got {shown}")
+        return float(value)
 
     @field_validator("budget", mode="before")
     @classmethod

@@ -21,6 +21,9 @@ class Answer:
     lines: dict[str, Line]
     candidates: int
     paths: dict[str, list[Line]] = dataclasses.field(default_factory=dict)  # what each stage said of each
+    spread: str = ""  # what the baseline's spread let the seeds show (find/spread.py)
+    out_of_reach: str = ""  # why no candidate raced: the tolerance asked is out of reach of the seeds
+    tolerance: float | None = None  # the accuracy tolerance the find judged with (find.accuracy_tolerance: auto)
 
     @property
     def timing_holds(self) -> bool:
@@ -36,6 +39,8 @@ class Answer:
         if self.recommended is not None:
             return f"recommended: {self.recommended.key} (on fresh seeds: {describe(self.verdict)})"
         none = f"none of the {self.candidates} methods is faster at equal accuracy on this model"
+        if self.out_of_reach:
+            return f"stopped before the race: {self.out_of_reach}"
         if self.chosen is None:
             return f"{none}: no method was shown faster in the search"
         if not self.timing_holds:
@@ -51,4 +56,5 @@ def answer_of(plan: FindPlan, state: FindState) -> Answer:
     """The answer of a finished find (``state.stage == DONE``)."""
     lines = {c.name: state.lines.get(c.name, Line("screen", "not judged")) for c in plan.candidates}
     paths = {c.name: list(state.paths.get(c.name, [])) for c in plan.candidates}
-    return Answer(state.recipe, state.verdict, state.control, lines, len(plan.candidates), paths)
+    answer = Answer(state.recipe, state.verdict, state.control, lines, len(plan.candidates), paths)
+    return dataclasses.replace(answer, spread=state.spread, out_of_reach=state.out_of_reach, tolerance=state.tolerance)

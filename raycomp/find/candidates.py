@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, arguments_schema
 from raycomp.base.errors import one_line
 from raycomp.config.applicability import algorithm_refusals
+from raycomp.config.find import AUTO
 from raycomp.config.messages import Problem
 from raycomp.config.probe import Workload, build_workload, model_label
 from raycomp.find.plan import FindPlan, Seeds
 from raycomp.find.recipes import Arguments, Candidate, arguments
+from raycomp.results.verdicts import DEFAULT_TOLERANCE
 
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig
@@ -138,7 +140,8 @@ def find_plan(config: ExperimentConfig, candidates: tuple[Candidate, ...]) -> Fi
         confirm=Seeds(*find.confirm),
         mode=find.mode,
         metric=find.metric,
-        tolerance=find.accuracy_tolerance,
+        tolerance=DEFAULT_TOLERANCE if find.accuracy_tolerance == AUTO else find.accuracy_tolerance,
+        tolerance_auto=find.accuracy_tolerance == AUTO,
         confidence=find.confidence,
         equivalence=find.equivalence,
         frontier_budgets=tuple(sorted(find.baseline_budgets)),

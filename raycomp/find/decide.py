@@ -18,6 +18,7 @@ from raycomp.find.observations import Observations
 from raycomp.find.plan import FindPlan
 from raycomp.find.race import Race, Request, Round
 from raycomp.find.screen import screen
+from raycomp.find.spread import settle_tolerance
 from raycomp.find.state import COMPOSE, CONFIRM, DONE, SCREEN, TUNE, FindState
 from raycomp.find.tune import tune
 
@@ -36,6 +37,12 @@ def advance(plan: FindPlan, state: FindState, observations: Observations, spent_
     Judges every look whose trials are all in, moving ``state`` on (candidates leave, stages end), until a look
     needs trials that have not run. Called again with the same observations, it returns the same round."""
     race = Race(plan, state, observations, spent_s)
+    if state.tolerance is None and state.stage != DONE:  # what the seeds can support, before any candidate trains
+        first = settle_tolerance(plan, state, observations)
+        if first is not None:
+            return first
+        if state.out_of_reach:
+            state.stage = DONE
     while state.stage != DONE:
         requests = STEPS[state.stage](race)
         if requests:

@@ -48,6 +48,7 @@ class FindPlan:
     mode: str = keys.DEFAULT_MODE
     metric: str = keys.DEFAULT_METRIC
     tolerance: float = DEFAULT_TOLERANCE
+    tolerance_auto: bool = False  # find.accuracy_tolerance: auto (the tolerance Confirm's seeds can reach)
     confidence: float = DEFAULT_CONFIDENCE
     equivalence: float = DEFAULT_EQUIVALENCE
     frontier_budgets: tuple[float, ...] = (0.5, 0.75, 1.5)

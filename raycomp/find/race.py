@@ -74,7 +74,7 @@ class Race:
             baseline,
             frontier,
             mode=plan.mode,  # type: ignore[arg-type]
-            tolerance=plan.tolerance,
+            tolerance=plan.tolerance if self.state.tolerance is None else self.state.tolerance,
             confidence=plan.confidence if level is None else level,
             equivalence=plan.equivalence,
             bounds=plan.bounds,

@@ -53,6 +53,9 @@ class FindState:
     confirm_n: int = 0
     verdict: Verdict | None = None  # the recipe's verdict on Confirm's fresh seeds
     control: Verdict | None = None  # the control arm's on the same seeds
+    tolerance: float | None = None  # the accuracy tolerance in force, once the baseline's spread settled it
+    spread: str = ""  # what the baseline's spread lets the seeds show (spread.spread_line)
+    out_of_reach: str = ""  # why the find stopped before the candidates: the tolerance asked is out of reach
 
     def leave(self, name: str, stage: str, outcome: str, step: str | None = None) -> None:
         """``name`` ends ``stage`` with ``outcome`` (its answer line), recorded in its path as ``step`` or that."""

@@ -31,6 +31,8 @@ def answer_lines(
     lines = [answer.headline()]
     if rule:
         lines.append(f"  ({rule})")
+    if answer.spread:
+        lines.append(f"  ({answer.spread})")
     if answer.verdict is not None and answer.recommended is None:
         lines.append(f"  the recipe on fresh seeds: {describe(answer.verdict)}")
     if answer.control is not None:

@@ -107,3 +107,44 @@ def noise_floor(times_s: Iterable[float | None]) -> float | None:
     if len(values) < 2:
         return None
     return statistics.stdev(values) / statistics.fmean(values)
+
+
+def equal_accuracy_power(spread: float, tolerance: float, seeds: int, confidence: float = DEFAULT_CONFIDENCE) -> float:
+    """The chance that ``seeds`` paired seeds show a truly equal configuration's accuracy within ``tolerance`` (its
+    Δ interval's worse end above -tolerance: ``faster``'s accuracy half), when one seed's paired difference has
+    sd ``spread``: a noncentral t (n - 1 degrees of freedom, noncentrality tolerance·√n / spread), as above."""
+    if seeds < 2:
+        return 0.0
+    if spread <= 0:
+        return 1.0
+    from scipy import stats
+
+    quantile = stats.t.ppf(0.5 + confidence / 2, seeds - 1)
+    return float(stats.nct.sf(quantile, seeds - 1, tolerance * math.sqrt(seeds) / spread))
+
+
+def equal_accuracy_seeds(
+    spread: float, tolerance: float, confidence: float = DEFAULT_CONFIDENCE, power: float = POWER, most: int = 100
+) -> int | None:
+    """The fewest paired seeds that show equal accuracy within ``tolerance`` ``power`` of the time; None past
+    ``most``."""
+    return next(
+        (n for n in range(2, most + 1) if equal_accuracy_power(spread, tolerance, n, confidence) >= power), None
+    )
+
+
+def reachable_tolerance(
+    spread: float, seeds: int, confidence: float = DEFAULT_CONFIDENCE, power: float = POWER
+) -> float:
+    """The smallest tolerance that ``seeds`` paired seeds show a truly equal accuracy within ``power`` of the time."""
+    if spread <= 0:
+        return 0.0
+    from scipy.optimize import brentq
+
+    def short_of(tolerance: float) -> float:
+        return equal_accuracy_power(spread, tolerance, seeds, confidence) - power
+
+    high = spread
+    while short_of(high) < 0:
+        high *= 2
+    return float(brentq(short_of, 0.0, high, xtol=spread * 1e-6))

@@ -47,8 +47,13 @@ def test_advance_asks_for_the_same_round_until_its_trials_are_in():
     before = state.to_data()
     assert advance(plan, state, observations) == first and state.to_data() == before
     assert {request.seed for request in first.requests} == {0, 1, 2}
-    arms = {request.arm for request in first.requests}
-    assert arms == {"m0", "m1", "m2", keys.BASELINE, "frontier-0.5", "frontier-0.75", "frontier-1.5"}
+    # the first round is the references alone: their spread says what the seeds can show before a candidate trains
+    references = {keys.BASELINE, "frontier-0.5", "frontier-0.75", "frontier-1.5"}
+    assert {request.arm for request in first.requests} == references
+    observations.add(simulation.draw_round(first, PLANTED, np.random.default_rng(0), {}))
+    second = advance(plan, state, observations)
+    assert {request.arm for request in second.requests} == {"m0", "m1", "m2"} and state.tolerance == plan.tolerance
+    assert state.spread.startswith("the baseline's eval/accuracy varies by ±")
 
 
 def test_the_search_uses_its_own_seeds_and_confirm_only_fresh_ones():
@@ -132,7 +137,7 @@ def test_a_control_that_comes_out_faster_withholds_the_recommendation():
 def test_a_spent_search_budget_ends_the_screen_at_its_first_look():
     plan = dataclasses.replace(simulation.plan_for(simulation.candidates(3)), budget_s=100.0)
     answer, rounds, _ = run(plan, simulation.World(simulation.independent({})), spent_s=70.0)
-    assert [round_.stage for round_ in rounds] == ["screen"]
+    assert [round_.stage for round_ in rounds] == ["screen", "screen"]  # the references, then the first look
     assert all("search budget was spent" in answer.lines[name].outcome for name in ("m0", "m1", "m2"))
 
 

@@ -25,7 +25,7 @@ from raycomp.find.observations import Observations, Trial
 from raycomp.find.plan import FindPlan
 from raycomp.find.race import Request, Round
 from raycomp.find.recipes import Recipe
-from raycomp.find.state import FindState
+from raycomp.find.state import SCREEN, FindState
 from raycomp.launch.find.rounds import Folder, arm_of, observed, round_config, run_round
 from raycomp.launch.sweep.ledger import next_folder
 from raycomp.tracking.ref import RunRef
@@ -59,10 +59,16 @@ def run_find(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None, *,
     the first interrupt."""
     path = config.layout.local_dir / STATE_FILE
     progress = load(path, plan) if resume and path.is_file() else Progress(start(plan), Observations())
+    if progress.state.out_of_reach:  # resumed with another tolerance: judge the references' spread again
+        progress.state = dataclasses.replace(progress.state, stage=SCREEN, out_of_reach="", spread="")
+    said = ""
     while True:
         if progress.pending is None:
             state = progress.state
             progress.pending = advance(plan, state, progress.observations, state.spent_s)
+            if state.spread != said:  # what the seeds can support: said as soon as the references tell it
+                said = state.spread
+                print(f"find: {said}", flush=True)
             if progress.pending is None:
                 save(path, plan, progress)
                 return FindOutcome(plan, progress, interrupted=False)

@@ -49,7 +49,7 @@ def round_config(
         "mode": find.mode,
         "baseline_budgets": list(find.baseline_budgets),
         "control": find.control,
-        "accuracy_tolerance": find.accuracy_tolerance,
+        "accuracy_tolerance": 0.005 if find.accuracy_tolerance == "auto" else find.accuracy_tolerance,  # unread
         "confidence": find.confidence,
         "equivalence": find.equivalence,
         "timing": find.timing,
