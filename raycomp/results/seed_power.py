@@ -115,7 +115,7 @@ def equal_accuracy_power(spread: float, tolerance: float, seeds: int, confidence
     sd ``spread``: a noncentral t (n - 1 degrees of freedom, noncentrality tolerance·√n / spread), as above."""
     if seeds < 2:
         return 0.0
-    if spread <= 0:
+    if spread <= 0 or tolerance * math.sqrt(seeds) / spread > _LARGEST_LOG_SPEEDUP:  # no noise to speak of
         return 1.0
     from scipy import stats
 

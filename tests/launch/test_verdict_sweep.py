@@ -64,6 +64,7 @@ def test_planted_slowdown_is_slower_and_the_control_shows_no_evidence(tmp_path, 
     assert configs["method-1"]["speedup_ci_high"] < 1
     assert control["verdict"] == "no evidence", control
     assert "adaptive repeats: one more seed for method-1 (seed 2)" in out
+    assert "adaptive repeats: the baseline's eval/accuracy varies by ±" in out  # said at the first look
     assert f"resolved at {seeds} seeds" in out
     assert document["control"] == "no evidence"
     assert "control (A/A): no evidence" in out

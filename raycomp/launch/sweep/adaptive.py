@@ -40,6 +40,17 @@ def judge(config: ExperimentConfig, grids: list[ExperimentResults]) -> SweepVerd
     return judge_sweep(summarize(trial_records(grids), metric, mode), mode, config.sweep_or_default)
 
 
+def first_look_spread(config: ExperimentConfig, grids: list[ExperimentResults]) -> str | None:
+    """The baseline's spread at the first look, and the seeds it takes to show equal accuracy (results/spread.py)."""
+    from raycomp.launch.sweep.outcome import trial_records
+    from raycomp.results.judging import Judging
+    from raycomp.results.spread import sweep_spread
+    from raycomp.results.summary import summarize
+
+    metric, mode = config.objective
+    return sweep_spread(summarize(trial_records(grids), metric, mode), Judging.of(config.sweep_or_default))
+
+
 def open_configs(verdicts: SweepVerdicts, max_repeats: int) -> dict[str, int]:
     """Each method configuration that needs another seed, with the seed (repeat index) it gets next."""
     wanted = {}
@@ -82,8 +93,13 @@ def adapt(
     trains in parts, as the sweep's own arms do."""
     sweep = config.sweep_or_default
     max_repeats = sweep.max_repeats or sweep.repeats
+    first_look = True
     while True:
-        wanted = open_configs(judge(config, grids), max_repeats)
+        verdicts = judge(config, grids)
+        if first_look and (spread := first_look_spread(config, grids)):
+            print(f"adaptive repeats: {spread}", flush=True)  # what the seeds can show, before more are spent
+        first_look = False
+        wanted = open_configs(verdicts, max_repeats)
         if not wanted:
             print("adaptive repeats: every configuration resolved or at max_repeats", flush=True)
             return None

@@ -109,6 +109,7 @@ def _sweep(config: ExperimentConfig, options: SweepOptions, parent: RunRef | Non
     from raycomp.launch.sweep.finish import report_sweep_results, track_sweep_results, write_sweep_results
     from raycomp.launch.sweep.runner import run_sweep
     from raycomp.results.ranking import MAX_SHOWN
+    from raycomp.results.spread import sweep_spread
     from raycomp.results.trial_text import format_trials
     from raycomp.results.verdict_text import best_line, format_verdicts
 
@@ -131,6 +132,8 @@ def _sweep(config: ExperimentConfig, options: SweepOptions, parent: RunRef | Non
         print(format_trials(results.summaries, results.verdicts, metric))  # results.csv has every trial
         print()
         print(format_verdicts(results.verdicts, metric, limit=MAX_SHOWN))
+        if spread := sweep_spread(results.summaries, results.verdicts.judging):
+            print(spread)  # what its seeds can show: read beside the Δ intervals above
         print(best_line(results.verdicts))
         if results.verdicts.warning():
             print(f"warning: {results.verdicts.warning()}")
