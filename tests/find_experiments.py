@@ -118,7 +118,7 @@ def check_find_runs(storage: Path, name: str, answer: dict) -> None:
     runs = client.search_runs([client.get_experiment_by_name(name).experiment_id], max_results=1000)
     (parent,) = [run for run in runs if run.data.tags.get("raycomp.kind") == "find"]
     trials = [run for run in runs if run.data.tags.get("raycomp.kind") == "trial"]
-    assert parent.data.tags.get("raycomp.find.recipe") == (RECIPE if answer["recommended"] else None)
+    assert parent.data.tags.get("raycomp.find.recipe") == (RECIPE if answer["recommended"] else "none")
     stages = {
         (t.data.tags["raycomp.config_id"], t.data.tags["raycomp.repeat"]): t.data.tags.get("raycomp.find.stage")
         for t in trials

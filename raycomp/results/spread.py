@@ -77,7 +77,7 @@ class Spread:
 
 def amount(value: float, points: bool) -> str:
     """In points for a [0, 1] metric (``0.86 points``), else in its units."""
-    return f"{value * 100:.2g} points" if points else f"{value:.3g}"
+    return f"{value * 100:.3g} points" if points else f"{value:.3g}"
 
 
 def sweep_spread(trials: Sequence[TrialSummary], judging: Judging) -> str | None:
