@@ -41,6 +41,20 @@ OPTIMIZERS: dict[str, str] = {
     "radam": "RAdam",
     "asgd": "ASGD",
 }
+# What torch.optim's own signatures default lr and weight_decay to, for a named optimizer other than the built-in
+# recipe's SGD: `optimizer: {name: adam, lr: 0.003}` trains with Adam's weight_decay of 0, as torch would, not with
+# the SGD recipe's 5e-4 (tests/config/test_optimizers.py checks the table against torch's signatures).
+TORCH_DEFAULTS: dict[str, dict[str, float]] = {
+    "adam": {"lr": 1e-3, "weight_decay": 0.0},
+    "adamw": {"lr": 1e-3, "weight_decay": 1e-2},
+    "rmsprop": {"lr": 1e-2, "weight_decay": 0.0},
+    "adagrad": {"lr": 1e-2, "weight_decay": 0.0},
+    "adadelta": {"lr": 1.0, "weight_decay": 0.0},
+    "adamax": {"lr": 2e-3, "weight_decay": 0.0},
+    "nadam": {"lr": 2e-3, "weight_decay": 0.0},
+    "radam": {"lr": 1e-3, "weight_decay": 0.0},
+    "asgd": {"lr": 1e-2, "weight_decay": 0.0},
+}
 # The name form's settings: beside a class_path, the class's init_args of the same names.
 OPTIMIZER_SHORTHANDS = ("lr", "momentum", "weight_decay", "nesterov")
 SCHEDULE_SETTINGS = ("name", "warmup_fraction", "step_size", "gamma")  # the named schedules' only
@@ -49,7 +63,9 @@ SCHEDULE_SETTINGS = ("name", "warmup_fraction", "step_size", "gamma")  # the nam
 class OptimizerConfig(Section):
     """The optimizer: ``name`` (``OPTIMIZERS``) with ``lr`` and ``weight_decay``, and ``momentum`` and
     ``nesterov`` for SGD only; or ``class_path``, any ``torch.optim.Optimizer`` class (or a function returning
-    one), called with the model's parameters and ``init_args``."""
+    one), called with the model's parameters and ``init_args``. The defaults are the built-in recipe's SGD
+    (lr 0.05, momentum 0.9, weight_decay 5e-4); another name takes torch's own for what is not set
+    (``TORCH_DEFAULTS``)."""
 
     name: str = "sgd"
     class_path: str | None = Field(None, min_length=1)
@@ -73,6 +89,14 @@ class OptimizerConfig(Section):
         given = {key: data[key] for key in OPTIMIZER_SHORTHANDS if key in data}
         rest = {key: value for key, value in data.items() if key not in given}
         return {**rest, "init_args": {**(init_args or {}), **given}} if given else data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _torch_defaults(cls, data: Any) -> Any:
+        """A named optimizer other than SGD starts from torch's defaults, not from the SGD recipe's."""
+        if not isinstance(data, Mapping) or data.get("class_path") is not None:
+            return data
+        return {**TORCH_DEFAULTS.get(data.get("name"), {}), **data}  # type: ignore[arg-type]
 
     @field_validator("name")
     @classmethod

@@ -155,3 +155,23 @@ def test_adam_and_step_lr_by_class_path_resume_bit_for_bit_to_a_longer_run(tmp_p
         assert all(torch.equal(value, again.state[theirs][name]) for name, value in adam.state[mine].items())
     [scheduler] = resumed.state.schedulers
     assert isinstance(scheduler, torch.optim.lr_scheduler.StepLR) and scheduler.last_epoch == 3
+
+
+@pytest.mark.parametrize("name", sorted(set(OPTIMIZERS) - {"sgd"}))
+def test_a_named_optimizer_takes_torchs_defaults_for_what_is_not_set(name):
+    """`optimizer: {name: adam, lr: 0.003}` trained with the SGD recipe's weight_decay of 5e-4, where torch's Adam
+    has 0 (issue 59): a name other than sgd now starts from its torch.optim signature's defaults."""
+    import inspect
+
+    signature = inspect.signature(getattr(torch.optim, OPTIMIZERS[name])).parameters
+    section = _config(optimizer={"name": name}).optimizer
+    assert (section.lr, section.weight_decay) == (signature["lr"].default, signature["weight_decay"].default)
+    given = _config(optimizer={"name": name, "lr": 0.003})
+    assert given.optimizer.lr == 0.003 and given.optimizer.weight_decay == signature["weight_decay"].default
+    built = build_optimizer(given, torch.nn.Linear(2, 2))
+    assert built.defaults["weight_decay"] == signature["weight_decay"].default
+
+
+def test_sgd_keeps_the_built_in_recipes_defaults():
+    section = _config(optimizer={"name": "sgd"}).optimizer
+    assert (section.lr, section.momentum, section.weight_decay) == (0.05, 0.9, 5e-4)
