@@ -41,6 +41,13 @@ class Answer:
         none = f"none of the {self.candidates} methods is faster at equal accuracy on this model"
         if self.out_of_reach:
             return f"stopped before the race: {self.out_of_reach}"
+        cut = [name for name, line in self.lines.items() if "search budget was spent" in line.outcome]
+        if self.chosen is None and cut:  # not a negative result: the search stopped before it could say
+            return (
+                f"inconclusive: the search budget ran out in {self.lines[cut[0]].stage} with {len(cut)} of the "
+                f"{self.candidates} methods unresolved ({', '.join(cut)}); a larger find.budget finishes it "
+                "(--resume keeps every trial)"
+            )
         if self.chosen is None:
             return f"{none}: no method was shown faster in the search"
         if not self.timing_holds:

@@ -139,6 +139,7 @@ def test_a_spent_search_budget_ends_the_screen_at_its_first_look():
     answer, rounds, _ = run(plan, simulation.World(simulation.independent({})), spent_s=70.0)
     assert [round_.stage for round_ in rounds] == ["screen", "screen"]  # the references, then the first look
     assert all("search budget was spent" in answer.lines[name].outcome for name in ("m0", "m1", "m2"))
+    assert answer.headline().startswith("inconclusive: the search budget ran out in screen with 3 of the 3 methods")
 
 
 def test_a_find_without_candidates_asks_for_nothing():
