@@ -30,9 +30,17 @@ def simulation() -> Any:
     return sys.modules["simulate_find"]
 
 
-def simulated_find(folder: Path, speedups: dict[str, float], count: int = 3, seed: int = 0, **find: Any) -> Answer:
+def simulated_find(
+    folder: Path,
+    speedups: dict[str, float],
+    count: int = 3,
+    seed: int = 0,
+    sections: dict[str, Any] | None = None,
+    **find: Any,
+) -> Answer:
     """A find of ``count`` candidates ``m0``.. with the given speed-ups, written to ``folder`` (find.json; a
-    recipe.yaml when one is recommended); ``find`` sets keys of its find section (metric, mode, timing)."""
+    recipe.yaml when one is recommended); ``find`` sets keys of its find section (metric, mode, timing),
+    ``sections`` the experiment's other sections (tracking, ...)."""
     sim = simulation()
     plan = sim.plan_for(sim.candidates(count))
     world = sim.World(sim.independent(speedups))
@@ -44,7 +52,8 @@ def simulated_find(folder: Path, speedups: dict[str, float], count: int = 3, see
             dataclasses.replace(t, stage=round_.stage, curve=curve) for t, curve in zip(trials, curves, strict=True)
         )
     answer = answer_of(plan, state)
-    config = ExperimentConfig.from_dict({"name": folder.name, "find": {"methods": ["mixup"], **find}})
+    experiment = {"name": folder.name, **(sections or {}), "find": {"methods": ["mixup"], **find}}
+    config = ExperimentConfig.from_dict(experiment)
     folder.mkdir(parents=True, exist_ok=True)
     write_find_files(folder, config, answer, observations, {"alibi": "no raycomp GPT attention found"})
     return answer

@@ -26,7 +26,9 @@ FIND_JSON, RECIPE_YAML = "find.json", "recipe.yaml"
 
 def recipe_config(config: ExperimentConfig, answer: Answer) -> dict[str, Any] | None:
     """The experiment that trains the recommended recipe (its own algorithms and the recipe's), named
-    ``<name>-recipe`` so that it trains in a folder of its own; None when nothing is recommended."""
+    ``<name>-recipe`` so that it trains in a folder of its own; None when nothing is recommended. Its tracking URI
+    keeps no credentials (a password, a ``?token=``): the file is uploaded to MLflow, and MLflow's own variables
+    (``MLFLOW_TRACKING_USERNAME``/``PASSWORD``/``TOKEN``) carry them when it is trained."""
     recipe = answer.recommended
     if recipe is None:
         return None
@@ -34,6 +36,12 @@ def recipe_config(config: ExperimentConfig, answer: Answer) -> dict[str, Any] | 
     data["name"] = f"{config.name}-recipe"
     data["algorithms"] = {**data["algorithms"], **recipe.algorithms()}
     data.pop("find"), data.pop("sweep")
+    if data.get("tracking", {}).get("tracking_uri"):
+        from raycomp.base.redaction import without_credentials, without_secret_query
+
+        data["tracking"]["tracking_uri"] = without_secret_query(
+            without_credentials(data["tracking"]["tracking_uri"])[0]
+        )
     return data
 
 
