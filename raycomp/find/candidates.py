@@ -53,7 +53,27 @@ def find_candidates(
             problems.append(((*METHODS, name), f"{algorithm_class(name).__name__} cannot run here: {why}"))
         else:
             left_out[name] = why
-    return tuple(candidates), left_out, problems
+    return tuple(candidates), left_out, problems + objective_problems_of_find(config, workload)
+
+
+def objective_problems_of_find(config: ExperimentConfig, workload: Workload) -> list[Problem]:
+    """``find.metric`` and ``find.mode`` against what the evaluation computes, as a sweep's are checked: a metric
+    not logged, or a loss maximised (which judged a higher loss "more accurate"), refused before Ray starts."""
+    from raycomp.config.objective import objective_problems
+    from raycomp.config.sweep import SweepConfig
+
+    find = config.find
+    assert find is not None
+    given = {key: getattr(find, key) for key in ("metric", "mode") if key in find.model_fields_set}
+    problems = objective_problems(SweepConfig(**given), config, workload)
+    words = {"sweep.": "find.", "the sweep would": "the find would"}
+    return [(("find", *where[1:]), _in_find_words(message, words)) for where, message in problems]
+
+
+def _in_find_words(message: str, words: Mapping[str, str]) -> str:
+    for sweep_word, find_word in words.items():
+        message = message.replace(sweep_word, find_word)
+    return message
 
 
 def _refusal(config: ExperimentConfig, workload: Workload, name: str, args: Mapping[str, Any]) -> str | None:

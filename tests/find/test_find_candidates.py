@@ -106,3 +106,21 @@ def test_a_named_ema_keeps_the_arguments_given_and_a_given_half_life_past_the_ru
         "find.methods.ema.half_life: 1000ba is longer than the run (1ep, 4ba): shorten it, or give it as a fraction "
         "of the run where it takes one (e.g. '0.1dur')"
     ]
+
+
+def test_the_finds_metric_and_mode_are_checked_before_the_race():
+    """M2 of the reliability probe: `find.metric: eval/loss` with `mode: max` ran a whole find that called a higher
+    loss "more accurate"; a misspelt metric was caught only after Ray and the MLflow parent had started."""
+    from raycomp.config import ExperimentConfig
+    from raycomp.find.candidates import find_candidates
+
+    def problems(**find):
+        data = {"num_train": 64, "num_test": 32, "batch_size": 16}
+        config = ExperimentConfig.from_dict({"name": "x", "data": data, "find": {"methods": ["mixup"], **find}})
+        return find_candidates(config)[2]
+
+    ((where, message),) = problems(metric="eval/loss", mode="max")
+    assert where == ("find", "mode") and "set find.mode: min" in message and "sweep" not in message
+    ((where, message),) = problems(metric="eval/acuracy")
+    assert where == ("find", "metric") and "'eval/acuracy' is not computed" in message
+    assert problems(metric="eval/loss", mode="min") == [] and problems() == []
