@@ -89,6 +89,9 @@ def check_answer(printed: str, folder: Path, candidates_line: str) -> dict:
     assert candidates_line in printed
     assert "candidates (the stage each reached, and how it ended there):" in printed
     answer = json.loads((folder / "find.json").read_text())
+    # what its seeds could support, said before the race and under the answer (issue 55)
+    assert answer["spread"].startswith("the baseline's eval/accuracy varies by ±"), answer["spread"]
+    assert f"find: {answer['spread']}" in printed and f"  ({answer['spread']})" in printed
     path = [step["stage"] for step in answer["paths"]["progressive_resizing"]]
     if answer["chosen"] is None:  # Screen could not show it faster on this machine
         assert path == ["screen"] and "not shown faster in" in answer["paths"]["progressive_resizing"][0]["outcome"]
