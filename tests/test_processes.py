@@ -83,10 +83,17 @@ def test_a_cluster_whose_node_fails_to_start_stops_its_servers(tmp_path, monkeyp
         raise StartFailed("ray start did not come up (exited with 1)", "Local node IP: 127.0.0.1")
 
     monkeypatch.setattr(cluster_services, "start_node", failing_node)
-    started = set(Path("/tmp").glob("rcpg-*"))
+    made: list[Path] = []  # this cluster's own folders: other xdist workers may be starting clusters of their own
+    make_folder = cluster_services.tempfile.mkdtemp
+
+    def recorded_folder(*args, **kwargs):
+        made.append(Path(make_folder(*args, **kwargs)))
+        return str(made[-1])
+
+    monkeypatch.setattr(cluster_services.tempfile, "mkdtemp", recorded_folder)
     with pytest.raises(StartFailed, match="Local node IP"):
         cluster_services.Cluster(tmp_path)
-    assert not set(Path("/tmp").glob("rcpg-*")) - started
+    assert made and not [folder for folder in made if folder.exists()]
     assert not marked(own_marker)
 
 
