@@ -110,6 +110,9 @@ def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_
 
     names = ", ".join(candidate.name for candidate in plan.candidates) or "none"
     print(f"find: {len(plan.candidates)} candidate methods on {model_label(config)}: {names}", flush=True)
+    for candidate in plan.candidates:
+        if candidate.changed:
+            print(f"find: {candidate.name} {candidate.changed}", flush=True)
     for warning in find_duration_warnings(config, plan):
         print(f"warning: {warning}", flush=True)
     with find_run(config, options.experiment, resume=options.resume) as run:

@@ -6,7 +6,7 @@ import dataclasses
 
 from raycomp.find.plan import FindPlan
 from raycomp.find.recipes import Recipe
-from raycomp.find.state import FindState, Line, describe
+from raycomp.find.state import TRIALS_FAILED, FindState, Line, describe
 from raycomp.results.verdicts import EQUIVALENT, FASTER, NO_EVIDENCE, Verdict
 
 
@@ -24,6 +24,7 @@ class Answer:
     spread: str = ""  # what the baseline's spread let the seeds show (find/spread.py)
     out_of_reach: str = ""  # why no candidate raced: the tolerance asked is out of reach of the seeds
     tolerance: float | None = None  # the accuracy tolerance the find judged with (find.accuracy_tolerance: auto)
+    changed: dict[str, str] = dataclasses.field(default_factory=dict)  # what the find changed to make a method run
 
     @property
     def timing_holds(self) -> bool:
@@ -48,6 +49,9 @@ class Answer:
                 f"{self.candidates} methods unresolved ({', '.join(cut)}); a larger find.budget finishes it "
                 "(--resume keeps every trial)"
             )
+        failed = [name for name, line in self.lines.items() if line.outcome.startswith(TRIALS_FAILED)]
+        if self.chosen is None and failed and len(failed) == len(self.lines):
+            return f"no method could train on this model: the trials of all {len(failed)} candidates failed"
         if self.chosen is None:
             return f"{none}: no method was shown faster in the search"
         if not self.timing_holds:
@@ -64,4 +68,7 @@ def answer_of(plan: FindPlan, state: FindState) -> Answer:
     lines = {c.name: state.lines.get(c.name, Line("screen", "not judged")) for c in plan.candidates}
     paths = {c.name: list(state.paths.get(c.name, [])) for c in plan.candidates}
     answer = Answer(state.recipe, state.verdict, state.control, lines, len(plan.candidates), paths)
-    return dataclasses.replace(answer, spread=state.spread, out_of_reach=state.out_of_reach, tolerance=state.tolerance)
+    changed = {c.name: c.changed for c in plan.candidates if c.changed}
+    return dataclasses.replace(
+        answer, spread=state.spread, out_of_reach=state.out_of_reach, tolerance=state.tolerance, changed=changed
+    )

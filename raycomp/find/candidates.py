@@ -3,8 +3,9 @@ argument settings its Tune stage tries (``Algorithm.tuned_arguments``) and the m
 (``Algorithm.incompatible_with``).
 
 Applicability is the preflight's own (``config.applicability``): each method, at each setting, is asked on the
-model built once on the CPU and a real batch. A method the user named that cannot run is a problem at its key;
-under ``methods: auto`` it is left out, with its reason.
+model built once on the CPU and a real batch; at the setting it starts from, it also trains a few steps there
+(``config.trial_step``). A method the user named that cannot run is a problem at its key; under ``methods: auto``
+it is left out, with its reason.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from raycomp.config.applicability import algorithm_refusals
 from raycomp.config.find import AUTO
 from raycomp.config.messages import Problem
 from raycomp.config.probe import Workload, build_workload, model_label
+from raycomp.config.trial_step import training_failure
 from raycomp.find.plan import FindPlan, Seeds
 from raycomp.find.recipes import Arguments, Candidate, arguments
 from raycomp.results.verdicts import DEFAULT_TOLERANCE
@@ -40,15 +42,17 @@ def find_candidates(
     chosen = config.find.chosen_methods()
     names = list(chosen) if chosen is not None else [name for name in ALGORITHMS if name not in config.algorithms]
     workload = workload or build_workload(config)
+    trains = training_failure(workload, None) is None  # else the runs will say why the baseline cannot train
     candidates, left_out, problems = [], {}, []
     for name in names:
-        start = dict((chosen or {}).get(name, {}))
-        why = _refusal(config, workload, name, start)
+        given = dict((chosen or {}).get(name, {}))
+        start, why, changed = _starting_arguments(config, workload, name, given, trains)
         if why is None and name in config.algorithms:
             why = "it is in the experiment's algorithms, so the baseline runs it too: name it in one place"
         if why is None:
             settings = tuned_settings(name, start, workload, config.find.max_settings, config.seed)
-            candidates.append(Candidate(name, settings, frozenset(algorithm_class(name).incompatible_with)))
+            incompatible = frozenset(algorithm_class(name).incompatible_with)
+            candidates.append(Candidate(name, settings, incompatible, changed))
         elif chosen is not None:
             problems.append(((*METHODS, name), f"{algorithm_class(name).__name__} cannot run here: {why}"))
         else:
@@ -76,19 +80,42 @@ def _in_find_words(message: str, words: Mapping[str, str]) -> str:
     return message
 
 
-def _refusal(config: ExperimentConfig, workload: Workload, name: str, args: Mapping[str, Any]) -> str | None:
-    """Why ``name`` with ``args`` cannot train this workload, or None."""
+def _starting_arguments(
+    config: ExperimentConfig, workload: Workload, name: str, given: Mapping[str, Any], trains: bool
+) -> tuple[dict[str, Any], str | None, str]:
+    """(the arguments the method starts from, why it cannot run here or None, what the find changed to make it run).
+
+    A method refused for one argument the user did not set starts from the first of that argument's tuned values
+    that runs: SelectiveBackprop on tabular inputs, which cannot be downsampled, at ``scale_factor: 1.0``."""
+    why, argument = _refusal(config, workload, name, given, trains)
+    if why is None or argument is None or argument in given:
+        return dict(given), why, ""
+    for value in algorithm_class(name).tuned_arguments.get(argument, ()):
+        changed = {**given, argument: value}
+        if _refusal(config, workload, name, changed, trains)[0] is None:
+            return changed, None, f"starts at {argument}: {value}, since at its default {why}"
+    return dict(given), why, ""
+
+
+def _refusal(
+    config: ExperimentConfig, workload: Workload, name: str, args: Mapping[str, Any], trains: bool
+) -> tuple[str | None, str | None]:
+    """(why ``name`` with ``args`` cannot train this workload or None, the argument at fault or None). Its own
+    check first, then a few real training steps with it (``config.trial_step``) when the baseline's train."""
     try:
         algorithm = algorithm_class(name)(**args)
     except Exception as error:
-        return f"it cannot be built with {args}: {one_line(error)}"
+        return f"it cannot be built with {args}: {one_line(error)}", None
     if config.compile is not False and not algorithm.compiles:
-        return "it changes the batch's shape as it trains, which compile refuses"
+        return "it changes the batch's shape as it trains, which compile refuses", None
     refusal = algorithm_refusals(workload, {name: algorithm})[name]
-    if refusal is None:
-        return None
-    where = f" (its {refusal.argument})" if refusal.argument else ""
-    return f"{refusal.reason}{where} ({model_label(config)})"
+    if refusal is not None:
+        where = f" (its {refusal.argument})" if refusal.argument else ""
+        return f"{refusal.reason}{where} ({model_label(config)})", refusal.argument
+    failure = training_failure(workload, algorithm) if trains else None
+    if failure is not None:
+        return f"training {model_label(config)} with it failed on a batch of the data: {failure}", None
+    return None, None
 
 
 def tuned_settings(

@@ -86,6 +86,7 @@ class Candidate:
     name: str
     settings: tuple[Arguments, ...] = ((),)
     incompatible_with: frozenset[str] = frozenset()
+    changed: str = ""  # what the find changed so that it runs here ("starts at scale_factor: 1.0 (...)")
 
     @functools.cached_property
     def default(self) -> Recipe:

@@ -11,7 +11,7 @@ looking again does not add false ``faster`` verdicts.
 from __future__ import annotations
 
 from raycomp.find.race import Race, Request, shown_faster
-from raycomp.find.state import DONE, SCREEN, TUNE, Halving, describe
+from raycomp.find.state import DONE, SCREEN, TRIALS_FAILED, TUNE, Halving, describe
 from raycomp.results.verdicts import FASTER, RESOLVED
 
 
@@ -31,7 +31,7 @@ def screen(race: Race) -> list[Request]:
                 shown = "" if verdict.verdict == FASTER else "faster at the accuracy it measured: "
                 state.leave(name, SCREEN, f"shown {shown}{describe(verdict)}")
             elif error is not None or verdict.verdict in RESOLVED:
-                state.leave(name, SCREEN, f"its trials failed: {error}" if error else describe(verdict))
+                state.leave(name, SCREEN, f"{TRIALS_FAILED}: {error}" if error else describe(verdict))
             elif n >= plan.screen.last:
                 state.leave(name, SCREEN, f"not shown faster in {n} seeds: {describe(verdict)}")
             elif plan.search_spent(race.spent_s):

@@ -14,6 +14,7 @@ from raycomp.results.verdicts import Verdict
 
 SCREEN, TUNE, COMPOSE, CONFIRM, DONE = "screen", "tune", "compose", "confirm", "done"
 STAGES = (SCREEN, TUNE, COMPOSE, CONFIRM)
+TRIALS_FAILED = "its trials failed"  # how a candidate whose every trial raised leaves (Screen), with the error
 
 
 @dataclasses.dataclass

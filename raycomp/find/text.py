@@ -48,5 +48,7 @@ def answer_lines(
     for name, line in answer.lines.items():
         stage = "recipe" if line.stage == CONFIRM else line.stage
         lines.append(f"  {name:<{width}}  {stage:<7}  {line.outcome}")
+        if name in answer.changed:
+            lines.append(f"  {'':<{width}}  {'':<7}  ({answer.changed[name]})")
     lines += [f"  {name:<{width}}  {'-':<7}  left out: {why}" for name, why in left_out.items()]
     return lines

@@ -3,6 +3,8 @@ from what each algorithm declares (``tuned_arguments``, ``incompatible_with``)."
 
 from __future__ import annotations
 
+import pytest
+
 from raycomp.algorithms.registry import ALGORITHMS, arguments_schema
 from raycomp.config import ExperimentConfig
 from raycomp.find.candidates import find_candidates, find_plan
@@ -124,3 +126,76 @@ def test_the_finds_metric_and_mode_are_checked_before_the_race():
     ((where, message),) = problems(metric="eval/acuracy")
     assert where == ("find", "metric") and "'eval/acuracy' is not computed" in message
     assert problems(metric="eval/loss", mode="min") == [] and problems() == []
+
+
+REGRESSION_FIND = """name: sums
+model: {class_path: my_project.regression.SumRegression}
+data: {class_path: my_project.regression.SumsModule}
+max_duration: 1ep
+find: {methods: auto, metric: eval/mae, mode: min, max_settings: 1}
+"""
+TABULAR_FIND = """name: labelled
+model: {class_path: my_project.regression.three_classes}
+data: {class_path: my_project.regression.LabelledModule}
+max_duration: 1ep
+find: {methods: auto, max_settings: 1}
+"""
+
+
+@pytest.fixture
+def regression_project(user_project, monkeypatch):
+    from user_code import REGRESSION_MODULE
+
+    (user_project / "my_project" / "regression.py").write_text(REGRESSION_MODULE)
+    monkeypatch.chdir(user_project)
+    return user_project
+
+
+@pytest.mark.parametrize("experiment", [REGRESSION_FIND, TABULAR_FIND], ids=["regression", "tabular"])
+def test_auto_on_a_model_without_images_races_what_trains_and_selective_backprop_at_full_size(
+    regression_project, experiment
+):
+    """Issue 59 item 1: on a regression MLP (float targets) and on a plain classifier of tabular features, `auto`
+    raced label smoothing, CutMix and RandAugment, whose every trial failed, and left SelectiveBackprop out though
+    its refusal named the fix. Each candidate tried in training first: what raced before and failed is left out
+    with its error; SelectiveBackprop starts at scale_factor 1.0 and says so; every candidate's start trains a
+    real epoch of the experiment as a trial would (``build_trainer``)."""
+    from raycomp.config import load_experiment
+    from raycomp.config.recipe import build_trainer
+    from raycomp.find.answer import answer_of
+    from raycomp.find.state import FindState
+    from raycomp.find.text import answer_lines
+
+    (regression_project / "find.yaml").write_text(experiment)
+    config = load_experiment("find.yaml")
+    candidates, left_out, problems = find_candidates(config)
+    assert not problems
+    by_name = {candidate.name: candidate for candidate in candidates}
+    assert {"selective_backprop", "mixup", "gradient_clipping", "ema"} <= set(by_name)
+    assert {"cutmix", "randaugment"} <= set(left_out)
+    assert "CutMix needs inputs of shape (N, ..., H, W)" in left_out["cutmix"]
+    assert left_out["randaugment"].startswith("training my_project.regression.")
+    if experiment == REGRESSION_FIND:  # float targets: no labels to smooth
+        assert "label_smoothing" in left_out and "IndexError" in left_out["label_smoothing"]
+    else:
+        assert "label_smoothing" in by_name
+    selective = by_name["selective_backprop"]
+    assert selective.settings == ((("scale_factor", 1.0),),)
+    assert selective.changed.startswith("starts at scale_factor: 1.0, since at its default the input is a 2-D")
+    for candidate in candidates:
+        experiment = {key: value for key, value in config.to_dict().items() if key != "find"}
+        arm = ExperimentConfig.from_dict({**experiment, "algorithms": {candidate.name: dict(candidate.settings[0])}})
+        build_trainer(arm, device="cpu").fit()
+    lines = answer_lines(answer_of(find_plan(config, candidates), FindState()), None, left_out)
+    assert f"({selective.changed})" in [line.strip() for line in lines]  # under its candidate's line
+
+
+def test_a_find_whose_every_candidate_failed_says_so():
+    from raycomp.find.answer import Answer
+    from raycomp.find.state import TRIALS_FAILED, Line
+
+    lines = {name: Line("screen", f"{TRIALS_FAILED}: RuntimeError: boom") for name in ("mixup", "ema")}
+    answer = Answer(None, None, None, lines, 2)
+    assert answer.headline() == "no method could train on this model: the trials of all 2 candidates failed"
+    lines["ema"] = Line("screen", "not shown faster in screen")
+    assert "none of the 2 methods is faster" in Answer(None, None, None, lines, 2).headline()
