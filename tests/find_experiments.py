@@ -9,6 +9,7 @@ the tests check is the path through the stages, not a verdict on the CNN.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,12 @@ def check_answer(printed: str, folder: Path, candidates_line: str) -> dict:
     # what its seeds could support, said before the race and under the answer (issue 55)
     assert answer["spread"].startswith("the baseline's eval/accuracy varies by ±"), answer["spread"]
     assert f"find: {answer['spread']}" in printed and f"  ({answer['spread']})" in printed
+    # progress as it is decided (issue 59 item 2): where the find stands before each round, each step of a
+    # candidate's path as it is taken (the last one, at least, in this process), and no stop printed as a traceback
+    last = answer["paths"]["progressive_resizing"][-1]
+    assert f"find: {last['stage']}: progressive_resizing: {last['outcome']}\n" in printed, printed[-3000:]
+    assert re.search(r"find: \d+ trials done, \d+ in this round; [\d.]+ min of the \d+-minute budget spent", printed)
+    assert "Exception ignored" not in printed
     path = [step["stage"] for step in answer["paths"]["progressive_resizing"]]
     if answer["chosen"] is None:  # Screen could not show it faster on this machine
         assert path == ["screen"] and "not shown faster in" in answer["paths"]["progressive_resizing"][0]["outcome"]

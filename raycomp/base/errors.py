@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 from raycomp.base.redaction import redacted
 
-# Exit codes of the CLIs (besides 0, done, and 1, a trial failed).
+# Exit codes of the CLIs (besides 0, done).
+EXIT_FAILED = 1  # a trial failed, or the machine did (Ray did not start, a full disk, a port taken)
 EXIT_USAGE = 2  # the input is wrong: config, checkpoint, a sweep or run that is not there
 EXIT_STORE_DOWN = 3  # the MLflow store does not answer
 EXIT_INTERRUPTED = 130  # Ctrl-C; the sweep can be resumed
@@ -60,6 +61,13 @@ class TrackingUnavailable(RaycompError, RuntimeError):
     """The MLflow store cannot be reached or opened."""
 
     exit_code = EXIT_STORE_DOWN
+
+
+class MachineFailure(RaycompError, RuntimeError):
+    """The machine failed, not the input: Ray did not start, the disk is full, a port is taken. The CLIs say it in
+    one line with what to do, and name a file holding the traceback (``raycomp.base.failures``)."""
+
+    exit_code = EXIT_FAILED
 
 
 def one_line(error: BaseException, *, with_type: bool = True, limit: int = _MAX_LINE, separator: str = " ") -> str:

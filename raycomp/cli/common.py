@@ -9,7 +9,8 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from raycomp.base.errors import EXIT_INTERRUPTED, ConfigError, RaycompError, TrackingUnavailable
+from raycomp.base.errors import EXIT_INTERRUPTED, ConfigError, MachineFailure, RaycompError, TrackingUnavailable
+from raycomp.base.failures import machine_failure, traceback_file
 from raycomp.base.interrupts import INTERRUPTED, quiet_interrupts
 from raycomp.base.redaction import redacted
 from raycomp.config import ExperimentConfig, load_experiment
@@ -51,13 +52,26 @@ def load_experiment_or_exit(path: str, overrides: list[str]) -> ExperimentConfig
 
 
 def exit_code_of(main: Callable[[], int]) -> int:
-    """Runs ``main``; a ``RaycompError`` becomes one ``error:`` line and its exit code, Ctrl-C exit 130."""
+    """Runs ``main``; a ``RaycompError`` becomes one ``error:`` line and its exit code, Ctrl-C exit 130. A failure
+    of the machine (Ray did not start, a full disk, a port taken) also names the file its traceback went to."""
     try:
         return main()
     except RaycompError as error:
-        hint = next((text for kind, text in _HINTS.items() if isinstance(error, kind)), None)
-        print(redacted(f"error: {error}" + (f" ({hint})" if hint else "")), file=sys.stderr)
-        return error.exit_code
+        return _said(error, error)
+    except OSError as error:
+        failure = machine_failure(error)
+        if failure is None:
+            raise
+        return _said(failure, error)
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _said(error: RaycompError, raised: BaseException) -> int:
+    hint = next((text for kind, text in _HINTS.items() if isinstance(error, kind)), None)
+    line = f"error: {error}" + (f" ({hint})" if hint else "")
+    if isinstance(error, MachineFailure):
+        line += f" (the traceback: {traceback_file(raised)})"
+    print(redacted(line), file=sys.stderr)
+    return error.exit_code

@@ -8,7 +8,9 @@ matter here (docs/ray-notes.md).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import ray
 import ray.train
 from ray.train.torch import TorchTrainer
 
+from raycomp.base.errors import MachineFailure, one_line
 from raycomp.base.layout import opened_uri
 from raycomp.base.process_env import environment
 from raycomp.launch.private_ray import (
@@ -87,7 +90,7 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, dashboa
             env_vars[SHIPPED] = os.environ[SHIPPED]
         if "://" not in address and address != "auto":
             env_vars["RAY_ADDRESS"] = address  # Train's placement-group cleaner must find this cluster
-        with sigterm_kept():
+        with sigterm_kept(), _said_in_one_line(f"could not join the Ray cluster at {address}", JOIN_REMEDY):
             ray.init(address=address, runtime_env={"env_vars": env_vars | malloc}, log_to_driver=True)
         return
     cpus = num_cpus or os.cpu_count() or 1
@@ -105,6 +108,7 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, dashboa
         environment({"RAY_ADDRESS": f"{LOOPBACK}:{port}", **LOCAL_RAY_ENV, **malloc}),
         processes_of_their_own(),
         sigterm_kept(),
+        _said_in_one_line("Ray did not start on this machine", START_REMEDY),
     ):
         ray.init(
             address="local",
@@ -120,6 +124,23 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, dashboa
             removed_at_exit += [session, session.with_name("session_latest")]
         else:
             temp_dir.chmod(0o700)  # Ray opens it to everyone; its logs and copies of the sweep are this user's
+
+
+START_REMEDY = (
+    "rerun when the machine is less busy; check that TMPDIR (or RAY_TMPDIR) has room and a short path; or start "
+    "Ray yourself (ray start --head) and pass --address 127.0.0.1:6379"
+)
+JOIN_REMEDY = "check the address and that the cluster's head is up (ray status --address ...)"
+
+
+@contextlib.contextmanager
+def _said_in_one_line(what: str, remedy: str) -> Iterator[None]:
+    """``ray.init`` failing (its node timed out on an overloaded machine, a socket path too long, no head at the
+    address) as a ``MachineFailure``: one line with what to do, its traceback in a file (``cli.common``)."""
+    try:
+        yield
+    except Exception as error:
+        raise MachineFailure(f"{what} ({one_line(error)}): {remedy}") from error
 
 
 def torch_trainer(

@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
+from typing import Any
 
 from raycomp.base.process_env import environment
 
@@ -121,3 +123,22 @@ def tune_interrupts() -> Iterator[Deferred]:
             yield noted
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def stops_said_quietly() -> None:
+    """In a trial's process: the stop Tune asks for at a round's end is not printed as a traceback.
+
+    Tune stops a trial's actor with SIGTERM, and Ray's handler there raises ``SystemExit`` wherever the process is;
+    inside a weakref callback Python cannot raise it and prints "Exception ignored in ..." with Ray's traceback into
+    the sweep's or the find's output. That stop was asked for: it is dropped; any other unraisable error is printed
+    as before. Installed once per process (Tune reuses a trial's process for the next trial)."""
+    default = sys.unraisablehook
+    if getattr(default, "stops_said_quietly", False):
+        return
+
+    def hook(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, SystemExit):
+            default(unraisable)
+
+    hook.stops_said_quietly = True  # type: ignore[attr-defined]
+    sys.unraisablehook = hook

@@ -61,7 +61,7 @@ def run_find(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None, *,
     progress = load(path, plan) if resume and path.is_file() else Progress(start(plan), Observations())
     if progress.state.out_of_reach:  # resumed with another tolerance: judge the references' spread again
         progress.state = dataclasses.replace(progress.state, stage=SCREEN, out_of_reach="", spread="")
-    said = ""
+    said, steps_said = "", _step_counts(progress.state)  # a resumed find's earlier steps were said before
     while True:
         if progress.pending is None:
             state = progress.state
@@ -69,6 +69,9 @@ def run_find(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None, *,
             if state.spread != said:  # what the seeds can support: said as soon as the references tell it
                 said = state.spread
                 print(f"find: {said}", flush=True)
+            for line in _new_steps(state, steps_said):
+                print(line, flush=True)
+            steps_said = _step_counts(state)
             if progress.pending is None:
                 save(path, plan, progress)
                 return FindOutcome(plan, progress, interrupted=False)
@@ -88,6 +91,7 @@ def _run_pending(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None
     trial_config = round_config(config, plan.candidates, recipes)
     shown = ", ".join(dict.fromkeys(recipe.key for recipe in recipes)) or "references only"
     print(f"find: {round_.stage}: {len(round_.requests)} trials ({shown})", flush=True)
+    print(f"find: {_so_far(plan, progress)}", flush=True)
     started = time.monotonic()
     grids, interrupted = run_round(trial_config, parent, [arm_of(request) for request in round_.requests], folder)
     progress.state.spent_s += time.monotonic() - started
@@ -102,6 +106,27 @@ def _run_pending(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None
 
         tag_stage(parent, [trial.trial_id for trial in trials if trial.trial_id], round_.stage)
     return True
+
+
+def _step_counts(state: FindState) -> dict[str, int]:
+    return {name: len(steps) for name, steps in state.paths.items()}
+
+
+def _new_steps(state: FindState, said: dict[str, int]) -> list[str]:
+    """Each candidate's steps decided since ``said`` (who went on, who left and why), one line each, as decided."""
+    return [
+        f"find: {step.stage}: {name}: {step.outcome}"
+        for name, steps in state.paths.items()
+        for step in steps[said.get(name, 0) :]
+    ]
+
+
+def _so_far(plan: FindPlan, progress: Progress) -> str:
+    """Trials done, the round's to come, and the budget spent: where a long find stands."""
+    spent = f"{progress.state.spent_s / 60:.1f} min"
+    budget = f"{spent} of the {plan.budget_s / 60:.0f}-minute budget" if plan.budget_s else f"{spent}"
+    pending = len(progress.pending.requests) if progress.pending else 0
+    return f"{len(progress.observations)} trials done, {pending} in this round; {budget} spent"
 
 
 # -- the state file --------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from raycomp.base.collector import collector_paused, freeze_imports
+from raycomp.launch.signals import stops_said_quietly
 
 if TYPE_CHECKING:
     from raycomp.config import ExperimentConfig
@@ -24,6 +25,7 @@ def run_trial(
     credentials: dict[str, str] | None = None,
 ) -> None:
     """``trial.train_trial``; the collector resumes once training starts (launch/worker.py), or when it ends."""
+    stops_said_quietly()
     with collector_paused():
         from raycomp.launch.sweep.trial import train_trial
 
