@@ -99,6 +99,7 @@ def check_answer(printed: str, folder: Path, candidates_line: str) -> dict:
     assert f"find: {last['stage']}: progressive_resizing: {last['outcome']}\n" in printed, printed[-3000:]
     assert re.search(r"find: \d+ trials done, \d+ in this round; [\d.]+ min of the \d+-minute budget spent", printed)
     assert "Exception ignored" not in printed
+    assert "mlflow ui --backend-store-uri" in printed and "viewStateShareKey=" in printed  # its page (item 6)
     path = [step["stage"] for step in answer["paths"]["progressive_resizing"]]
     if answer["chosen"] is None:  # Screen could not show it faster on this machine
         assert path == ["screen"] and "not shown faster in" in answer["paths"]["progressive_resizing"][0]["outcome"]

@@ -117,6 +117,10 @@ def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_
         print(f"warning: {warning}", flush=True)
     with find_run(config, options.experiment, resume=options.resume) as run:
         parent = run.ref if run else None
+        if parent is not None:  # followed while it runs: the trials grouped by stage and recipe
+            from raycomp.tracking.experiment_page import how_to_open
+
+            print("\n".join(how_to_open(parent, *_objective(config))), flush=True)
         init_ray(options.address, dashboard=config.scaling.num_workers > 0)
         outcome = run_find(config, plan, parent, resume=options.resume)
         if outcome.interrupted:
@@ -131,6 +135,11 @@ def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_
         report_answer(config, outcome, parent, left_out)
         report_at_find_end(config.layout.local_dir, parent)  # the page: each candidate's path, the Pareto front
     return EXIT_USAGE if outcome.answer.out_of_reach else 0  # the user chooses a tolerance, then --resume
+
+
+def _objective(config: ExperimentConfig) -> tuple[str, str]:
+    assert config.find is not None
+    return config.find.metric, config.find.mode
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ def report_answer(
             print(f"train it: python -m raycomp.train {_shown(paths[-1])}")
         if parent is not None:
             from raycomp.tracking import finish_open_trial_runs
+            from raycomp.tracking.experiment_page import how_to_open
             from raycomp.tracking.find_runs import RECIPE_TAG, VERDICT_TAG, log_answer, tag_stages
 
             finished = [trial.trial_id for trial in observations if trial.trial_id and trial.error is None]
@@ -41,6 +42,7 @@ def report_answer(
             verdict = answer.verdict.verdict if answer.verdict else "none"
             log_answer(parent, {RECIPE_TAG: recipe.key if recipe else "none", VERDICT_TAG: verdict}, paths)
             print(f"MLflow: find run {parent.run_id} (its trials tagged {keys.CONFIG_ID_TAG} and by stage)")
+            print("\n".join(how_to_open(parent, metric, mode)))
 
 
 def _shown(path: Path) -> str:

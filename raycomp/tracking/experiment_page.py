@@ -62,12 +62,18 @@ def runs_view(run_id: str, kind: str, metric: str, mode: str) -> dict[str, Any]:
     a training's experiment, best ``metric`` first, as the page without a view shows it."""
     view: dict[str, Any] = {"orderByKey": _column("metrics", metric), "orderByAsc": mode == "min"}
     columns = [_column("metrics", metric), _column("metrics", keys.WALL)]
-    if kind == keys.SWEEP_KIND:
-        view["searchFilter"] = f"tags.`{keys.PARENT_TAG}` = '{run_id}'"  # this sweep's: config ids repeat
-        by = [{"mode": "tag", "groupByData": tag} for tag in (keys.CONFIG_ID_TAG, keys.VERDICT_TAG)]
+    if kind in (keys.SWEEP_KIND, keys.FIND_KIND):
+        view["searchFilter"] = f"tags.`{keys.PARENT_TAG}` = '{run_id}'"  # this one's: config ids repeat
+        # a sweep's configurations by verdict; a find's by stage, each recipe (its algorithms and arguments) a group
+        first = (keys.CONFIG_ID_TAG, keys.VERDICT_TAG) if kind == keys.SWEEP_KIND else (keys.FIND_STAGE_TAG,)
+        groups = first if kind == keys.SWEEP_KIND else (*first, keys.CONFIG_ID_TAG)
+        by = [{"mode": "tag", "groupByData": tag} for tag in groups]
         view["groupBy"] = {"aggregateFunction": AVERAGE, "groupByKeys": by}
-        speedups = [keys.SPEEDUP_TAG_PREFIX + name for name in ("speedup", "speedup_ci_low", "speedup_ci_high")]
-        columns += [_column("tags", tag) for tag in (keys.VERDICT_TAG, *speedups)]
+        if kind == keys.SWEEP_KIND:
+            speedups = [keys.SPEEDUP_TAG_PREFIX + name for name in ("speedup", "speedup_ci_low", "speedup_ci_high")]
+            columns += [_column("tags", tag) for tag in (keys.VERDICT_TAG, *speedups)]
+        else:
+            columns += [_column("tags", keys.FIND_STAGE_TAG), _column("tags", keys.CONFIG_ID_TAG)]
         name = _column("attributes", "Run Name")  # a width applies to the columns in columnOrder only
         view |= {"columnOrder": [name], "columnWidths": {name: GROUP_LABEL_PX}}  # the group's label in full
     view["selectedColumns"] = columns

@@ -18,13 +18,14 @@ from raycomp.base.errors import one_line
 from raycomp.base.layout import RunLayout
 from raycomp.config import ExperimentConfig
 from raycomp.tracking.client import BatchedClient
+from raycomp.tracking.experiment_page import share_runs_view
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.runs import TrackedRun, _ended, _open_top_level
 from raycomp.tracking.search import all_runs, tag_filter
 from raycomp.tracking.store import make_client
 
-FIND_KIND = "find"  # the parent run's raycomp.kind
-STAGE_TAG = "raycomp.find.stage"  # on each trial's run: screen, tune, compose or confirm
+FIND_KIND = keys.FIND_KIND  # the parent run's raycomp.kind
+STAGE_TAG = keys.FIND_STAGE_TAG  # on each trial's run: screen, tune, compose or confirm
 RECIPE_TAG = "raycomp.find.recipe"  # on the parent: the recommended recipe ("none" when none is)
 VERDICT_TAG = "raycomp.find.verdict"  # on the parent: the confirmed verdict of the recipe Confirm ran
 
@@ -37,6 +38,9 @@ def find_run(config: ExperimentConfig, experiment_file: str | None, *, resume: b
         yield None
         return
     ref = _open_top_level(config, FIND_KIND, experiment_file, reopen=resume, reopen_finished=resume)
+    find = config.find
+    if find is not None:  # the page the CLI prints: the find's trials grouped by stage and configuration
+        share_runs_view(make_client(ref.tracking_uri), ref, FIND_KIND, find.metric, find.mode)
     with _ended(TrackedRun(ref)) as run:
         yield run
 

@@ -56,6 +56,9 @@ def test_h1_a_fifo_sweep_over_overlapping_ranges_runs_every_trial_to_terminated(
     assert [t["status"] for t in trials] == ["TERMINATED", "TERMINATED"], trials
     method = next(t for t in trials if t["variant"] == "method")
     assert (method[f"{SB}.start"], method[f"{SB}.end"]) == (drawn, 0.5)
+    # checkpoint.num_to_keep: 1 honoured in each trial's Tune folder, 2 epochs a checkpoint each (issue 59 item 7)
+    kept = [folder.parent for folder in (tmp_path / name).glob("**/checkpoint_*") if folder.is_dir()]
+    assert len(kept) == 2 and len(set(kept)) == 2, kept
 
 
 def test_actors_are_reused_only_where_no_scheduler_stops_trials_mid_run(tmp_path):

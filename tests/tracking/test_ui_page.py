@@ -74,6 +74,28 @@ def test_the_clis_closing_lines_say_how_to_open_the_runs(tmp_path):
     )
 
 
+def test_a_finds_page_opens_on_its_trials_grouped_by_stage_and_recipe(tmp_path):
+    """Issue 59 item 6: a find printed no MLflow page and its experiment opened on MLflow's GenAI overview. Its
+    parent run now saves a view of its own trials, grouped by stage, then by recipe (the configuration id a find
+    gives a trial is its recipe's algorithms and arguments), the one its printed address opens."""
+    from raycomp.tracking.find_runs import find_run
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    find = {"methods": ["mixup"], "metric": "eval/loss", "mode": "min"}
+    config = ExperimentConfig.from_dict({"name": "f", "storage_path": str(tmp_path), "tracking": {"tracking_uri": uri},
+                                         "find": find})  # fmt: skip
+    with find_run(config, None, resume=False) as run:
+        parent = run.ref
+    experiment = MlflowClient(uri).get_experiment(parent.experiment_id)
+    view = json.loads(experiment.tags[keys.SHARED_VIEW_TAG_PREFIX + parent.run_id])
+    assert view["searchFilter"] == f"tags.`{keys.PARENT_TAG}` = '{parent.run_id}'"
+    groups = [key["groupByData"] for key in view["groupBy"]["groupByKeys"]]
+    assert groups == [keys.FIND_STAGE_TAG, keys.CONFIG_ID_TAG]
+    assert view["orderByKey"] == "metrics.`eval/loss`" and view["orderByAsc"] is True
+    assert experiment.tags[keys.EXPERIMENT_KIND_TAG] == keys.TRAINING_EXPERIMENT_KIND  # not the GenAI overview
+    assert f"viewStateShareKey={parent.run_id}" in how_to_open(parent, "eval/loss", "min")[2]
+
+
 def test_experiments_are_tagged_once_and_what_is_there_is_kept(tmp_path):
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
     with sweep_run(sweep_config(tmp_path, client.tracking_uri), None, resume=False) as parent:

@@ -194,6 +194,8 @@ def build_tuner(
             progress_reporter=progress_reporter(sweep),
             verbose=1,  # the table only; each result in full is in the trial folders
             failure_config=tune.FailureConfig(max_failures=trial_retries(config)),
+            # the newest num_to_keep in each trial's folder: what a resume needs (a 6-epoch arm kept every one)
+            checkpoint_config=tune.CheckpointConfig(num_to_keep=config.checkpoint.num_to_keep),
         ),
     )
     keep_saved_state_private(f"{storage_path.rstrip('/')}/{name}", parent)
