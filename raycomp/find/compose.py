@@ -32,7 +32,7 @@ def compose(race: Race) -> list[Request]:
         if shown_faster(verdict):
             state.leave(state.trying, COMPOSE, f"added: {combination.key} {describe(verdict, against)}")
             state.current, state.trying = combination, None
-        elif verdict.verdict in RESOLVED or n >= plan.compose.last or plan.search_spent(race.spent_s):
+        elif verdict.verdict in RESOLVED or n >= plan.compose.last or race.overruns(2, plan.search_limit_s):
             state.leave(state.trying, COMPOSE, f"left out: {combination.key} {describe(verdict, against)}")
             state.trying = None
         else:
@@ -48,7 +48,7 @@ def _next_member(race: Race) -> bool:
         clash = plan.by_name[name].combines_with(state.current, plan.by_name)
         if clash is not None:
             state.leave(name, COMPOSE, f"not combined: it cannot be trained with {clash}")
-        elif plan.search_spent(race.spent_s):
+        elif race.overruns(plan.compose.first, plan.search_limit_s):  # the combination at compose.first seeds
             state.leave(name, COMPOSE, "not combined: the search budget was spent")
         else:
             alone = state.tuned[name]

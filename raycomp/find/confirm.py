@@ -26,7 +26,8 @@ def confirm(race: Race) -> list[Request]:
             return requests
         level = plan.confirm.level(n, plan.confidence)
         verdict = race.judge(state.recipe, seeds, level)
-        if verdict.verdict in RESOLVED or n >= plan.confirm.last or plan.budget_spent(race.spent_s):
+        next_look = 1 + race.references + plan.control  # the recipe, its references and the control at one seed
+        if verdict.verdict in RESOLVED or n >= plan.confirm.last or race.overruns(next_look, plan.budget_s):
             state.verdict = verdict
             state.control = race.judge_control(seeds, level) if plan.control else None
             confirmed = f"{state.recipe.key} on {n} fresh seeds: {describe(verdict)}"

@@ -73,8 +73,7 @@ class FindPlan:
     def confirm_seeds(self, n: int) -> tuple[int, ...]:
         return tuple(range(self.search_seeds, self.search_seeds + n))
 
-    def search_spent(self, spent_s: float) -> bool:
-        return self.budget_s is not None and spent_s >= self.search_share * self.budget_s
-
-    def budget_spent(self, spent_s: float) -> bool:
-        return self.budget_s is not None and spent_s >= self.budget_s
+    @property
+    def search_limit_s(self) -> float | None:
+        """When the search stages start no new look: ``search_share`` of the budget (None: no budget)."""
+        return None if self.budget_s is None else self.search_share * self.budget_s

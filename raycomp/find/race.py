@@ -87,6 +87,21 @@ class Race:
         seeds = [s for s in self.observations.seeds_of(recipe.key) if s < self.plan.search_seeds]
         return merit(self.judge(recipe, seeds))
 
+    def overruns(self, trials: int, limit_s: float | None) -> bool:
+        """Whether ``trials`` more would end past ``limit_s`` (None: no limit), each costing the wall time a trial
+        has cost so far (the rounds' time over their trials, concurrency included): a look that cannot finish
+        within the budget is not started (a 33-trial round once ran far past a find's whole budget)."""
+        if limit_s is None:
+            return False
+        count = len(self.observations)
+        per_trial = self.spent_s / count if count else 0.0
+        return self.spent_s + trials * per_trial >= limit_s
+
+    @property
+    def references(self) -> int:
+        """The reference trials a seed of a look adds: the baseline and its frontier."""
+        return 1 + len(self.plan.frontier_budgets)
+
     def missing(self, wanted: Iterable[tuple[Recipe, int]], control: bool = False) -> list[Request]:
         """The trials of ``wanted`` not run yet, with the references their seeds lack."""
         obs, requests = self.observations, []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from raycomp.find.race import Race, Request, merit
+from raycomp.find.recipes import Recipe
 from raycomp.find.state import COMPOSE, DONE, TUNE, describe
 from raycomp.results.verdicts import FASTER, RESOLVED
 
@@ -20,8 +21,10 @@ from raycomp.results.verdicts import FASTER, RESOLVED
 def tune(race: Race) -> list[Request]:
     plan, state = race.plan, race.state
     while state.halving:
-        wanted = [(recipe, seed) for rung in state.halving.values() for recipe in rung.alive for seed in range(rung.n)]
-        requests = race.missing(wanted)
+        requests = race.missing(_wanted(race))
+        if requests and race.overruns(len(requests), plan.search_limit_s):
+            _ran_only(race)  # no rung is started past the budget: each survivor is judged on what ran
+            requests = race.missing(_wanted(race))
         if requests:
             return requests
         for name, rung in list(state.halving.items()):
@@ -33,7 +36,7 @@ def tune(race: Race) -> list[Request]:
             if not ranked:
                 best = max(rung.alive, key=lambda recipe: merit(verdicts[recipe.key]))
                 state.leave(name, TUNE, f"no setting is faster, the best {describe(verdicts[best.key])}")
-            elif len(kept) == 1 or rung.n >= plan.tune.last or plan.search_spent(race.spent_s):
+            elif len(kept) == 1 or rung.n >= plan.tune.last or race.overruns(0, plan.search_limit_s):
                 state.tuned[name] = ranked[0]
                 state.leave(name, TUNE, f"tuned to {ranked[0].key}: {describe(verdicts[ranked[0].key])}")
             else:
@@ -46,6 +49,21 @@ def tune(race: Race) -> list[Request]:
         state.note(order[0], COMPOSE, f"starts the recipe: the fastest tuned survivor, {state.current.key}")
     state.stage = COMPOSE if order else DONE
     return []
+
+
+def _wanted(race: Race) -> list[tuple[Recipe, int]]:
+    return [(recipe, seed) for rung in race.state.halving.values() for recipe in rung.alive for seed in range(rung.n)]
+
+
+def _ran_only(race: Race) -> None:
+    """Each rung cut to the settings whose trials ran at its seeds, at as many seeds as ran (the screened setting
+    at least: Screen ran it), so that the budget ends Tune with no new trial."""
+    observations = race.observations
+    for rung in race.state.halving.values():
+        ran = {recipe: len(observations.seeds_of(recipe.key)) for recipe in rung.alive}
+        rung.n = min(rung.n, max(2, max(ran.values())))
+        rung.alive = [recipe for recipe in rung.alive if not race.missing([(recipe, s) for s in range(rung.n)])]
+        rung.alive = rung.alive or [max(ran, key=ran.__getitem__)]
 
 
 def _still_in(verdict: str) -> bool:

@@ -175,3 +175,29 @@ def test_the_answer_reads_as_the_recipe_to_paste_then_one_line_per_candidate():
     assert lines[block + 1 : block + 3] == ["  algorithms:", "    ema: {}"]
     assert lines[-1] == "  alibi  -        left out: no attention"
     assert [line.split()[0] for line in lines[-4:-1]] == ["m0", "m1", "m2"]
+
+
+def run_timed(plan: FindPlan, world, per_trial_s: float, seed: int = 0):
+    """A simulated find whose rounds cost ``per_trial_s`` of wall time a trial: what its budget sees."""
+    rng, seeds = np.random.default_rng(seed), {}
+    state, observations, rounds = start(plan), Observations(), []
+    while (round_ := advance(plan, state, observations, per_trial_s * len(observations))) is not None:
+        rounds.append(round_)
+        observations.add(simulation.draw_round(round_, world, rng, seeds))
+    return answer_of(plan, state), rounds, per_trial_s * len(observations)
+
+
+def test_no_look_is_started_that_would_end_past_the_budget_and_tune_starts_no_rung_past_it():
+    """Issue 59 item 4 (and L6 of the reliability probe: with `budget: 1s`, Tune's first rung still ran 24 trials).
+    A round costs its trials' time: the search stages start no look that would end past 60 % of the budget, Tune
+    judges each survivor on the settings that ran (Screen's), and Confirm starts none past the whole budget."""
+    plan = dataclasses.replace(simulation.plan_for(simulation.candidates(3)), budget_s=300.0)
+    unlimited, all_rounds, _ = run_timed(dataclasses.replace(plan, budget_s=None), PLANTED, 5.0)
+    answer, rounds, spent = run_timed(plan, PLANTED, 5.0)
+    assert [r.stage for r in all_rounds].count("tune") > 0 and "tune" not in [r.stage for r in rounds]
+    assert answer.chosen is not None and answer.chosen.key == "m1"  # Screen's setting: no Tune rung ran
+    assert unlimited.chosen.names == ("m1",) and unlimited.chosen.key != "m1"  # without a budget, Tune tuned it
+    assert answer.lines["m1"].stage == "confirm"
+    search = sum(len(r.requests) for r in rounds if r.stage != "confirm") * 5.0
+    assert search <= 0.6 * 300.0 + 5.0 * (1 + len(plan.frontier_budgets) + 3)  # at most the first look's overrun
+    assert spent <= 300.0 + 5.0 * len(rounds[-1].requests)  # Confirm's last look started within the budget
