@@ -56,6 +56,8 @@ SWEEP_KIND, TRIAL_KIND, TRAIN_KIND, FIND_KIND = "sweep", "trial", "train", "find
 FIND_STAGE_TAG = "raycomp.find.stage"  # on a find's trial runs: screen, tune, compose or confirm
 VARIANT_TAG = "raycomp.variant"
 CONFIG_ID_TAG = "raycomp.config_id"  # a trial's configuration, repeat and budget: pairs trials again from MLflow
+# what a sweep's configuration runs, as the CLI shows it: "method-2: selective_backprop(start=0.121, keep=0.362)"
+CONFIGURATION_TAG = "raycomp.configuration"
 REPEAT_TAG = "raycomp.repeat"
 BUDGET_TAG = "raycomp.budget"
 LATEST_TAG = "raycomp.loop.checkpoint.latest"  # artifact path of the newest checkpoint

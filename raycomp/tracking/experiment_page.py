@@ -65,8 +65,8 @@ def runs_view(run_id: str, kind: str, metric: str, mode: str) -> dict[str, Any]:
     if kind in (keys.SWEEP_KIND, keys.FIND_KIND):
         view["searchFilter"] = f"tags.`{keys.PARENT_TAG}` = '{run_id}'"  # this one's: config ids repeat
         # a sweep's configurations by verdict; a find's by stage, each recipe (its algorithms and arguments) a group
-        first = (keys.CONFIG_ID_TAG, keys.VERDICT_TAG) if kind == keys.SWEEP_KIND else (keys.FIND_STAGE_TAG,)
-        groups = first if kind == keys.SWEEP_KIND else (*first, keys.CONFIG_ID_TAG)
+        sweep_groups = (keys.CONFIGURATION_TAG, keys.VERDICT_TAG)  # configurations named by what they run
+        groups = sweep_groups if kind == keys.SWEEP_KIND else (keys.FIND_STAGE_TAG, keys.CONFIG_ID_TAG)
         by = [{"mode": "tag", "groupByData": tag} for tag in groups]
         view["groupBy"] = {"aggregateFunction": AVERAGE, "groupByKeys": by}
         if kind == keys.SWEEP_KIND:

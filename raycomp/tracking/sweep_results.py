@@ -80,15 +80,46 @@ def _verdict_records(
     }
     by_config = {row["config_id"]: row for row in rows}
     trial_tags = {}
+    shown = {config.config_id: _verdict_words(config) for config in verdicts.configs}
     for trial in trials:
         row = by_config.get(trial.config_id or trial.trial_id, {})
-        tags = {keys.CONFIG_ID_TAG: str(trial.config_id), keys.VERDICT_TAG: str(row.get("verdict"))}
+        label = configuration_label(str(trial.config_id), row.get("arguments") or {})
+        tags = {keys.CONFIG_ID_TAG: str(trial.config_id), keys.CONFIGURATION_TAG: label}
+        tags[keys.VERDICT_TAG] = shown.get(trial.config_id or trial.trial_id, "None")
         speedups = ("speedup", "speedup_ci_low", "speedup_ci_high")
-        tags |= {keys.SPEEDUP_TAG_PREFIX + key: str(row.get(key)) for key in speedups}
+        tags |= {keys.SPEEDUP_TAG_PREFIX + key: _rounded(row.get(key)) for key in speedups}
         if trial.error_line or trial.error:
             tags[keys.ERROR_TAG] = str(trial.error_line or trial.error)
         trial_tags[trial.trial_id] = tags
     return table, parent_tags, trial_tags
+
+
+def configuration_label(config_id: str, arguments: dict[str, Any]) -> str:
+    """A configuration by what it runs, values rounded as the CLI shows them: ``method-2: selective_backprop(
+    start=0.121, keep=0.362)``; a reference by its name. MLflow's grouped view heads each group with it."""
+    methods: dict[str, list[str]] = {}
+    for path, value in arguments.items():
+        parts = path.split(".")
+        name, argument = (parts[1], ".".join(parts[2:])) if parts[0] == "algorithms" and len(parts) > 2 else ("", path)
+        methods.setdefault(name, []).append(f"{argument}={_rounded(value)}")
+    if not methods:
+        return config_id
+    shown = [f"{name}({', '.join(values)})" if name else ", ".join(values) for name, values in methods.items()]
+    return f"{config_id}: {' + '.join(shown)}"
+
+
+def _verdict_words(config: Any) -> str:
+    """The verdict as the tables say it, "uninformative" carried (too few seeds to rule anything out)."""
+    from raycomp.results.seed_power import uninformative
+
+    words = str(config.shown_verdict)
+    if config.verdict is not None and uninformative(config.verdict):
+        words += f" (uninformative: {config.verdict.n} seeds)"
+    return words
+
+
+def _rounded(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 def _children(client: MlflowClient, parent: RunRef) -> dict[str, str]:

@@ -59,3 +59,19 @@ def test_within_the_limit_every_trial_run_is_tagged_and_nothing_is_said(tmp_path
     assert log_verdicts(parent, summarize_configs(summaries, "max"), summaries)
     assert all(keys.VERDICT_TAG in client.get_run(run).data.tags for run in children.values())
     assert "verdict tags" not in capsys.readouterr().out
+
+
+def test_each_trial_run_names_its_configuration_by_what_it_runs_with_rounded_values(tmp_path):
+    """Issue 59 item 6: MLflow's grouped view headed groups `method-1`, `method-2` with unrounded values and lost
+    "uninformative". Each trial's run now says what its configuration runs, as the CLI shows it."""
+    summaries = summarize(hand_made_records(2, ARMS))
+    client, parent, children = sweep_runs(tmp_path, summaries)
+    assert log_verdicts(parent, summarize_configs(summaries, "max"), summaries)
+    tags = {s.config_id: client.get_run(children[s.trial_id]).data.tags for s in summaries}
+    assert tags["method-2"][keys.CONFIGURATION_TAG] == "method-2: selective_backprop(keep=0.25)"
+    assert tags["baseline"][keys.CONFIGURATION_TAG] == "baseline"
+    speedup = tags["method-1"][keys.SPEEDUP_TAG_PREFIX + "speedup"]
+    assert len(speedup.replace(".", "")) <= 3, speedup  # 3 significant digits, as the tables
+    open_ = [config for config, tag in tags.items() if tag[keys.VERDICT_TAG].endswith("(uninformative: 2 seeds)")]
+    assert open_ and all(tags[config][keys.VERDICT_TAG].startswith("no evidence") for config in open_)
+    assert tags["method-3"][keys.VERDICT_TAG] == "slower"  # resolved at 2 seeds: it stands

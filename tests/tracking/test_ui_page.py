@@ -29,6 +29,7 @@ from raycomp.tracking.experiment_page import (
     training_runs_url,
 )
 from raycomp.tracking.ref import RunRef
+from raycomp.tracking.sweep_results import configuration_label
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 needs_browser = pytest.mark.skipif(
@@ -105,7 +106,7 @@ def test_experiments_are_tagged_once_and_what_is_there_is_kept(tmp_path):
     assert training_runs_page(parent.ref.experiment_id, "eval/accuracy", "max") in tags[keys.NOTE_TAG]
     view = json.loads(tags[keys.SHARED_VIEW_TAG_PREFIX + parent.ref.run_id])  # the view the CLI's address opens
     assert view["searchFilter"] == f"tags.`mlflow.parentRunId` = '{parent.ref.run_id}'"
-    assert [key["groupByData"] for key in view["groupBy"]["groupByKeys"]] == [keys.CONFIG_ID_TAG, keys.VERDICT_TAG]
+    assert [key["groupByData"] for key in view["groupBy"]["groupByKeys"]] == [keys.CONFIGURATION_TAG, keys.VERDICT_TAG]
 
     mine = client.create_experiment("mine", tags={keys.EXPERIMENT_KIND_TAG: "genai_development", keys.NOTE_TAG: "x"})
     mark_training_experiment(client, client.get_experiment(mine), "eval/accuracy", "max")
@@ -160,6 +161,8 @@ def page_text(dom: str) -> str:
 
 
 CONFIGS = {"baseline": "reference", "control": "no evidence", "method-1": "faster"}  # config id -> verdict
+ARGUMENTS = {"method-1": {"algorithms.selective_backprop.keep": 0.31234, "algorithms.selective_backprop.interrupt": 2}}
+LABELS = {config: configuration_label(config, ARGUMENTS.get(config, {})) for config in CONFIGS}
 ACCURACY = {"baseline": 0.90, "control": 0.89, "method-1": 0.88}  # each config's trials score about this
 
 
@@ -177,7 +180,9 @@ def log_sweep(config: ExperimentConfig) -> RunRef:
                     client.flush()
     client = MlflowClient(parent.ref.tracking_uri)
     for run in client.search_runs([parent.ref.experiment_id], f"tags.`{keys.PARENT_TAG}` = '{parent.ref.run_id}'"):
-        client.set_tag(run.info.run_id, keys.VERDICT_TAG, CONFIGS[run.data.tags[keys.CONFIG_ID_TAG]])
+        config = run.data.tags[keys.CONFIG_ID_TAG]
+        client.set_tag(run.info.run_id, keys.VERDICT_TAG, CONFIGS[config])
+        client.set_tag(run.info.run_id, keys.CONFIGURATION_TAG, LABELS[config])
     return parent.ref
 
 
@@ -197,7 +202,8 @@ def test_the_printed_address_opens_the_sweep_grouped_by_configuration(tmp_path, 
         lines = how_to_open(parent, "eval/accuracy", "max")
         assert lines[1] == f"  mlflow ui --backend-store-uri {shlex.quote(served_db)} --port 5000"
         url = lines[2].removeprefix("  and open ").replace("http://127.0.0.1:5000", shared_mlflow_server.uri)
-    groups = [f"{keys.CONFIG_ID_TAG}: {config}, {keys.VERDICT_TAG}: {verdict}" for config, verdict in CONFIGS.items()]
+    groups = [f"{keys.CONFIGURATION_TAG}: {LABELS[c]}, {keys.VERDICT_TAG}: {verdict}" for c, verdict in CONFIGS.items()]
+    assert LABELS["method-1"] == "method-1: selective_backprop(keep=0.312, interrupt=2)"  # by what it runs
     dom = dump_dom(url, [f"Group: {group}" for group in groups])
     shown = re.findall(r">Group: ([^<]*)<", dom)
     assert sorted(set(shown)) == sorted(groups), page_text(dom)[:3000]
@@ -206,7 +212,7 @@ def test_the_printed_address_opens_the_sweep_grouped_by_configuration(tmp_path, 
         row_id for _, row_id in sorted(re.findall(r'row-index="(\d+)" row-id="([^"]*)"', dom), key=lambda r: int(r[0]))
     )
     ids = {
-        f"tag.{keys.CONFIG_ID_TAG}.{config},tag.{keys.VERDICT_TAG}.{verdict}": config
+        f"tag.{keys.CONFIGURATION_TAG}.{LABELS[config]},tag.{keys.VERDICT_TAG}.{verdict}": config
         for config, verdict in CONFIGS.items()
     }
     assert [ids[row] for row in rows if row in ids] == ["baseline", "control", "method-1"]  # best mean first
