@@ -61,8 +61,8 @@ def tabular(num_train: int = 8, num_eval: int = 4, regression: bool = False):
 class TabularModule:
     """The same data as a data module, whose setup("fit") may fail or whose eval loader may yield nothing."""
 
-    def __init__(self, fail_in_setup: bool = False, num_eval: int = 4) -> None:
-        self.fail_in_setup, self.num_eval = fail_in_setup, num_eval
+    def __init__(self, fail_in_setup: bool = False, num_eval: int = 4, no_train_loader: bool = False) -> None:
+        self.fail_in_setup, self.num_eval, self.no_train_loader = fail_in_setup, num_eval, no_train_loader
 
     def setup(self, stage: str) -> None:
         if self.fail_in_setup:
@@ -70,7 +70,7 @@ class TabularModule:
         self.train, self.val = tabular(num_eval=self.num_eval)
 
     def train_dataloader(self):
-        return DataLoader(self.train, batch_size=4)
+        return None if self.no_train_loader else DataLoader(self.train, batch_size=4)
 
     def val_dataloader(self):
         return DataLoader(self.val, batch_size=4)

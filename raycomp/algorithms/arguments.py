@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import types
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
@@ -95,11 +96,20 @@ def broken_rule(error: ValidationError) -> ValueError | None:
 
 
 def arguments_model(cls: type) -> type[Arguments]:
-    """``cls``'s constructor arguments as a pydantic model: fields in signature order, with their defaults."""
-    return _model(inspect.unwrap(cls.__init__))
+    """``cls``'s constructor arguments as a pydantic model: fields in signature order, with their defaults. A class
+    with no constructor of its own anywhere (a plugin's ``class Noop(Algorithm)``) takes no arguments."""
+    init = inspect.unwrap(cls.__init__)
+    return _no_arguments(cls) if init is object.__init__ else _model(init)
 
 
-_INITS: dict[type[Arguments], Callable[..., None]] = {}  # each model's constructor, to pickle its instances by
+@functools.cache
+def _no_arguments(cls: type) -> type[Arguments]:
+    model = create_model(cls.__name__, __base__=Arguments)
+    _INITS[model] = types.SimpleNamespace(__module__=cls.__module__, __qualname__=f"{cls.__qualname__}.__init__")
+    return model
+
+
+_INITS: dict[type[Arguments], Any] = {}  # each model's constructor, to pickle its instances by
 
 
 @functools.cache

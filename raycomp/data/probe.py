@@ -35,8 +35,14 @@ def dataset_batch(dataset: Any, split: str) -> Any:
 
 
 def loader_batch(loader: Any, split: str) -> Any:
-    """The first ``PROBE_SIZE`` samples of ``loader``'s first batch; a ``ValueError`` if it yields none."""
-    iterator = iter(loader)
+    """The first ``PROBE_SIZE`` samples of ``loader``'s first batch; a ``ValueError`` if it yields none, or is no
+    loader (a data module's ``train_dataloader`` that returns None)."""
+    try:
+        iterator = iter(loader)
+    except Exception as error:
+        raise ValueError(
+            f"its {split} loader cannot be iterated ({type(loader).__name__}): {one_line(error)}"
+        ) from None
     try:
         batch = next(iterator)
     except StopIteration:

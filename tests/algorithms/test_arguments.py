@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from raycomp.algorithms import EMA, SelectiveBackprop
 from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, arguments_schema
+from raycomp.core import Algorithm
 
 
 def test_a_bad_value_raises_a_value_error_naming_the_argument():
@@ -65,3 +66,28 @@ def test_rules_across_arguments_are_in_the_model_so_no_instance_checks_them():
     assert pickle.loads(pickle.dumps(arguments)).given() == {"keep": 0.3}
     with pytest.raises(ValidationError, match="frozen"):
         arguments.keep = 0.5
+
+
+class Noop(Algorithm):
+    """A plugin's algorithm without a constructor of its own (L12 of the 2026-12-01 probe: a TypeError traceback
+    at config load)."""
+
+    def match(self, event, state):
+        return False
+
+    def apply(self, event, state, logger):
+        pass
+
+
+def test_an_algorithm_without_a_constructor_takes_no_arguments_and_loads_in_a_config(monkeypatch):
+    from raycomp.algorithms import registry
+    from raycomp.algorithms.arguments import arguments_model
+    from raycomp.config import ConfigError, ExperimentConfig
+
+    model = arguments_model(Noop)
+    assert model.model_fields == {} and pickle.loads(pickle.dumps(model())) == model()
+    monkeypatch.setitem(registry.ALGORITHMS, "noop", Noop)
+    config = ExperimentConfig.from_dict({"name": "x", "algorithms": {"noop": {}}})
+    assert isinstance(registry.build_algorithm("noop", config.algorithms["noop"]), Noop)
+    with pytest.raises(ConfigError, match=r"algorithms\.noop"):
+        ExperimentConfig.from_dict({"name": "x", "algorithms": {"noop": {"speed": 2}}})

@@ -83,8 +83,12 @@ def test_built_in_models_are_checked_against_the_data_too(tmp_path):
          "its eval loader yielded no batches (an empty eval set)"),
         ("{class_path: my_project.cases.TabularModule, init_args: {fail_in_setup: true}}", "my_project.cases."
          "TabularModule: its prepare_data() or setup('fit') failed: RuntimeError: the feature store did not answer"),
+        # L1 of the 2026-12-01 probe: a loader that is None crashed the preflight (rc 1, 40 lines)
+        ("{class_path: my_project.cases.TabularModule, init_args: {no_train_loader: true}}", "my_project.cases."
+         "TabularModule: its train loader cannot be iterated (NoneType): TypeError: 'NoneType' object is not "
+         "iterable"),
     ],
-    ids=["empty-train-set", "empty-eval-set", "empty-eval-loader", "setup-raises"],
+    ids=["empty-train-set", "empty-eval-set", "empty-eval-loader", "setup-raises", "no-loader"],
 )  # fmt: skip
 def test_data_that_cannot_train_is_one_line_at_its_class_path(tmp_path, cases, data, problem):
     path = write(tmp_path, f"model: {{class_path: my_project.cases.mlp}}\ndata: {data}\n")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from raycomp.base.atomic_files import atomic_write_text
-from raycomp.base.errors import RunConflict
+from raycomp.base.errors import RunConflict, one_line
 from raycomp.config import ExperimentConfig
 from raycomp.find.answer import Answer, answer_of
 from raycomp.find.decide import advance, start
@@ -27,7 +27,7 @@ from raycomp.find.race import Request, Round
 from raycomp.find.recipes import Recipe
 from raycomp.find.state import SCREEN, FindState
 from raycomp.launch.find.rounds import Folder, arm_of, observed, round_config, run_round
-from raycomp.launch.sweep.ledger import next_folder
+from raycomp.launch.sweep.ledger import SET_ASIDE, next_folder
 from raycomp.tracking.ref import RunRef
 
 STATE_FILE = "find_state.json"
@@ -58,7 +58,7 @@ def run_find(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None, *,
     """Runs the find (or continues the one in the run folder) on the Ray the caller started, until its answer or
     the first interrupt."""
     path = config.layout.local_dir / STATE_FILE
-    progress = load(path, plan) if resume and path.is_file() else Progress(start(plan), Observations())
+    progress = (load(path, plan) if resume and path.is_file() else None) or Progress(start(plan), Observations())
     if progress.state.out_of_reach:  # resumed with another tolerance: judge the references' spread again
         progress.state = dataclasses.replace(progress.state, stage=SCREEN, out_of_reach="", spread="")
     said, steps_said = "", _step_counts(progress.state)  # a resumed find's earlier steps were said before
@@ -158,8 +158,10 @@ def save(path: Path, plan: FindPlan, progress: Progress) -> None:
     atomic_write_text(path, json.dumps(document, default=str) + "\n")
 
 
-def load(path: Path, plan: FindPlan) -> Progress:
-    """The progress saved at ``path``; ``RunConflict`` when it was made by a find with other candidates or seeds."""
+def load(path: Path, plan: FindPlan) -> Progress | None:
+    """The progress saved at ``path``; ``RunConflict`` when it was made by a find with other candidates or seeds.
+    A file that cannot be read (cut short by a full disk) is set aside (``*.damaged``), said in one line, and None
+    returned: the find starts again as if it had been deleted, its trials found again in the Tune folders."""
     try:
         document = json.loads(path.read_text())
         if document["plan"] != plan_data(plan):
@@ -175,9 +177,11 @@ def load(path: Path, plan: FindPlan) -> Progress:
             tuple(document["folder"]) if document["folder"] else None,  # type: ignore[arg-type]
         )
     except (OSError, ValueError, KeyError, TypeError) as error:
-        raise RunConflict(
-            f"the find's saved state {path} cannot be read ({error}): start it again under another name"
-        ) from error
+        aside = path.with_name(path.name + SET_ASIDE)
+        path.replace(aside)
+        print(f"find: its saved state {path} cannot be read ({one_line(error)}): set aside as {aside.name}; the find "
+              "starts again, keeping the trials its Tune folders hold", flush=True)  # fmt: skip
+        return None
 
 
 def _request(request: Request) -> dict[str, Any]:
