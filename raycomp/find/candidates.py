@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, arguments_schema
 from raycomp.base.errors import one_line
+from raycomp.config.algorithm_arguments import never_together
 from raycomp.config.applicability import algorithm_refusals
 from raycomp.config.find import AUTO
 from raycomp.config.messages import Problem
@@ -49,6 +50,9 @@ def find_candidates(
         start, why, changed = _starting_arguments(config, workload, name, given, trains)
         if why is None and name in config.algorithms:
             why = "it is in the experiment's algorithms, so the baseline runs it too: name it in one place"
+        clash = next((other for other in config.algorithms if never_together(name, other)), None)
+        if why is None and clash is not None:  # every arm runs the experiment's algorithms (L7)
+            why = f"it cannot be trained with {clash}, which the experiment's algorithms run in every arm"
         if why is None:
             settings = tuned_settings(name, start, workload, config.find.max_settings, config.seed)
             incompatible = frozenset(algorithm_class(name).incompatible_with)

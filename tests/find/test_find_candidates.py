@@ -199,3 +199,19 @@ def test_a_find_whose_every_candidate_failed_says_so():
     assert answer.headline() == "no method could train on this model: the trials of all 2 candidates failed"
     lines["ema"] = Line("screen", "not shown faster in screen")
     assert "none of the 2 methods is faster" in Answer(None, None, None, lines, 2).headline()
+
+
+def test_a_method_that_may_not_train_with_the_experiments_own_is_never_raced():
+    """L7 of the 2026-12-01 probe: CutMix was raced though every arm runs the experiment's MixUp (both mix the
+    batch). Named, it is refused at its key; under `auto`, left out with why. Both in `algorithms` is refused."""
+    from raycomp.config import ConfigError
+
+    config = ExperimentConfig.from_dict({**SMALL, "algorithms": {"mixup": {}}, "find": {"methods": "auto"}})
+    candidates, left_out, _ = find_candidates(config)
+    assert "cutmix" not in {c.name for c in candidates}
+    assert left_out["cutmix"] == "it cannot be trained with mixup, which the experiment's algorithms run in every arm"
+    named = ExperimentConfig.from_dict({**SMALL, "algorithms": {"mixup": {}}, "find": {"methods": ["cutmix"]}})
+    ((where, message),) = find_candidates(named)[2]
+    assert where == ("find", "methods", "cutmix") and "cannot be trained with mixup" in message
+    with pytest.raises(ConfigError, match=r"algorithms\.cutmix: cannot be trained with mixup, which is also here"):
+        ExperimentConfig.from_dict({**SMALL, "algorithms": {"mixup": {}, "cutmix": {}}})
