@@ -27,6 +27,11 @@ _SHOWN_CHARACTERS = 80  # as config.messages cuts values
 # Libraries whose own functions are never a user's model or data: of their callables, only model or dataset
 # classes and the model factories below may be named.
 _LIBRARIES = ("torch", "torchvision", "timm", "transformers", "raycomp")
+# The other libraries raycomp runs on and with (its dependencies and theirs): none of their callables builds a model
+# or data (``mlflow.utils.process._exec_cmd`` ran `touch` from `--set`: L10 of the 2026-12-01 probe).
+_RUNTIME = ("mlflow", "ray", "numpy", "scipy", "pandas", "pyarrow", "yaml", "pydantic", "sqlalchemy", "alembic",
+            "boto3", "botocore", "s3fs", "fsspec", "requests", "urllib3", "psutil", "setuptools", "pip", "flask",
+            "uvicorn", "gunicorn", "docker", "git", "jinja2", "click", "cloudpickle", "filelock")  # fmt: skip
 _FACTORIES = ("timm.create_model", "torchvision.models.get_model", "raycomp.models.hugging_face.from_config")
 # A class deriving from one of these (by defining module and name: nothing is imported to check) is a model,
 # a dataset, an optimizer or a learning-rate scheduler wherever it is defined.
@@ -81,6 +86,12 @@ def callable_refusal(class_path: str, target: Callable[..., Any]) -> str | None:
     if _in_standard_library(origin):
         return _standard_library_refusal(class_path, f"{origin}.{_name(target)}")
     library = origin.split(".")[0]
+    if library in _RUNTIME:
+        where = f"{origin}.{_name(target)}"
+        return f"{class_path!r} ({where}) is {library}'s, which raycomp runs on, not a model's or its data's ({_TRUST})"
+    private = [part for part in _name(target).split(".") if part.startswith("_") and not part.endswith("__")]
+    if private:
+        return f"{class_path!r} names a private callable ({private[0]}): name a public class or function ({_TRUST})"
     if library in _LIBRARIES and not _is_model_factory(target):
         return (
             f"{class_path!r} ({origin}.{_name(target)}) is neither a model or dataset class nor a model factory "

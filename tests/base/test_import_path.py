@@ -43,6 +43,19 @@ def test_a_librarys_callables_other_than_its_models_datasets_and_factories_are_r
     assert str(refused.value).startswith(f"{class_path!r} ({defined_in}) is neither a model or dataset class")
 
 
+def test_the_libraries_raycomp_runs_on_and_private_callables_are_refused():
+    """L10 of the 2026-12-01 probe: `mlflow.utils.process._exec_cmd` ran `touch` from `--set`."""
+    with pytest.raises(ValueError, match=r"is mlflow's, which raycomp runs on"):
+        import_callable("mlflow.utils.process._exec_cmd")
+    with pytest.raises(ValueError, match=r"is ray's, which raycomp runs on"):
+        import_callable("ray.init")
+
+    def _helper():
+        return None
+
+    assert "names a private callable (_helper)" in str(callable_refusal("my_pkg._helper", _helper))
+
+
 def test_a_reexport_or_partial_of_the_standard_library_is_refused_as_the_original_is():
     """Decided by where the callable is defined, not by the path that names it: no denylist of names to dodge."""
     assert "standard library (subprocess.run)" in str(callable_refusal("my_pkg.run", subprocess.run))
