@@ -201,3 +201,25 @@ def test_no_look_is_started_that_would_end_past_the_budget_and_tune_starts_no_ru
     search = sum(len(r.requests) for r in rounds if r.stage != "confirm") * 5.0
     assert search <= 0.6 * 300.0 + 5.0 * (1 + len(plan.frontier_budgets) + 3)  # at most the first look's overrun
     assert spent <= 300.0 + 5.0 * len(rounds[-1].requests)  # Confirm's last look started within the budget
+
+
+def test_an_undertrained_budgets_swings_do_not_make_a_vacuous_tolerance_reachable():
+    """find_cnn's first rerun under issue 55's rule: its half budget (1 epoch) scored 43 to 67 % where the baseline
+    scored 87 to 91 %, and `accuracy_tolerance: auto` took 32 points. The trial's own noise is read off the budgets
+    trained near the baseline's length, and `auto` takes the tolerance within reach at that estimate."""
+    plan = FindPlan((Candidate("m0"),), frontier_budgets=(0.5, 1.5), tolerance_auto=True)
+    accuracy = {
+        keys.BASELINE: (0.898, 0.911, 0.869),
+        "frontier-0.5": (0.546, 0.43, 0.667),
+        "frontier-1.5": (0.917, 0.932, 0.917),
+    }
+    budgets = {keys.BASELINE: None, "frontier-0.5": 0.5, "frontier-1.5": 1.5}
+    observations = Observations(
+        Trial(arm, seed, value, 5.0 + seed / 10, budget=budgets[arm])
+        for arm, values in accuracy.items()
+        for seed, value in enumerate(values)
+    )
+    state = start(plan)
+    advance(plan, state, observations)
+    assert 0.01 < state.tolerance < 0.06, state.spread  # about 4 points (its 75 % bound on 2 degrees), not 32
+    assert "find.accuracy_tolerance: auto takes" in state.spread
