@@ -11,16 +11,26 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
 class Remedies:
-    """The words for continuing a run (``resume``), adding to a sweep (``extend``) and picking another name."""
+    """The words for continuing a run (``resume``), adding to a sweep (``extend``, empty for a find, which has no
+    such thing) and picking another name; ``kind``: what the run folder holds, in the messages' words."""
 
     resume: str
     extend: str
     rename: str
+    kind: str = "sweep"
+
+    @property
+    def on_the_command_line(self) -> bool:
+        return self.resume == "--resume"
+
+    def for_a_find(self) -> Remedies:
+        """The same words for a find: it resumes and renames as a sweep does, and cannot be extended."""
+        return replace(self, extend="", kind="find")
 
 
 COMMAND_LINE = Remedies(resume="--resume", extend="--extend", rename="--set name=...")

@@ -94,7 +94,7 @@ def guarded_find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan
     section, so a new budget does not refuse a resume); interrupted, it prints how to resume it. The options are
     a sweep command's (``raycomp.launch.sweep.command``), in the words of the caller."""
     claim = config.model_copy(update={"find": None})
-    with speaking(options.remedies):
+    with speaking(options.remedies.for_a_find()):
         try:
             return run_guarded(claim, lambda: _find(config, options, plan, left_out), resume=options.resume)
         except KeyboardInterrupt:
@@ -115,6 +115,10 @@ def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_
             print(f"find: {candidate.name} {candidate.changed}", flush=True)
     for warning in find_duration_warnings(config, plan):
         print(f"warning: {warning}", flush=True)
+    if options.resume:  # a --resume it must refuse is refused before its MLflow run is reopened (and marked FAILED)
+        from raycomp.launch.find.driver import check_resumable
+
+        check_resumable(config, plan)
     with find_run(config, options.experiment, resume=options.resume) as run:
         parent = run.ref if run else None
         if parent is not None:  # followed while it runs: the trials grouped by stage and recipe

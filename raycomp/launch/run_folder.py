@@ -62,20 +62,20 @@ def claimed(config: ExperimentConfig, *, resume: bool | None = None, extend: boo
     section may differ from the recorded one (``--extend`` adds arms); every other training key must not.
     """
     layout = config.layout
+    words = remedies()
     if resume and not was_started(layout):
-        words = remedies()
-        raise NotFound(
-            f"no sweep to continue at {layout.run_dir} (run without {words.resume} or {words.extend} to start one)"
-        )
+        flags = f"{words.resume} or {words.extend}" if words.extend else words.resume
+        raise NotFound(f"no {words.kind} to continue at {layout.run_dir} (run without {flags} to start one)")
     check_writable(layout.local_dir, "storage_path")
     check_writable(Path(tempfile.gettempdir()), "TMPDIR")
     remove_abandoned()  # what earlier commands killed outright left in TMPDIR
     with RunLock(layout.lock_file):
         new_sweep = resume is False
         if new_sweep and was_started(layout):
+            extend = f", add arms or seeds to it with {words.extend}" if words.extend else ""
             raise RunConflict(
-                f"{layout.run_dir} holds a sweep already; continue it with {remedies().resume}, add arms or seeds "
-                f"to it with {remedies().extend}, or start a new one under another name ({remedies().rename})"
+                f"{layout.run_dir} holds a {words.kind} already; continue it with {words.resume}{extend}, or start a "
+                f"new one under another name ({words.rename})"
             )
         sweep_command = resume is not None
         if resume is None:

@@ -137,3 +137,15 @@ def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_to_its_answer_a
         code = exit_.code
     refused = capsys.readouterr().err
     assert code == 2 and "holds a" in refused and "Traceback" not in refused, refused
+    # in the find's words (L8 of the 2026-12-01 probe): a find has no --extend
+    assert "holds a find already; continue it with --resume, or" in refused and "--extend" not in refused, refused
+
+    # a --resume with other settings is refused before the find's MLflow run is reopened: it stays FINISHED (L8)
+    code = find_cli.main([str(path), "--resume", "--set", "find.confirm=[2, 5]"])
+    refused = capsys.readouterr().err
+    assert code == 2 and "searched other methods, settings or seeds" in refused, refused
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    parents = client.search_runs(
+        [client.get_experiment_by_name("killed").experiment_id], "tags.`raycomp.kind` = 'find'"
+    )
+    assert [run.info.status for run in parents] == ["FINISHED"]

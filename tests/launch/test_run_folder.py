@@ -284,3 +284,20 @@ def test_d8_a_sweep_whose_store_did_not_answer_can_be_run_again_as_it_was(tmp_pa
         err = capsys.readouterr().err
         assert "is not reachable" in err and "holds a sweep already" not in err, err
         assert not ExperimentConfig.from_dict(sweep).layout.training_config_file.exists()
+
+
+def test_a_finds_folder_is_said_in_the_finds_words(tmp_path):
+    """L8 of the 2026-12-01 probe: a rerun of a find's name said `--extend`, which a find lacks."""
+    from raycomp.base.remedies import COMMAND_LINE, speaking
+
+    config = ExperimentConfig.from_dict({"name": "f", "storage_path": str(tmp_path)})
+    with speaking(COMMAND_LINE.for_a_find()):
+        missing = r"^no find to continue at .* \(run without --resume to start one\)$"
+        with pytest.raises(NotFound, match=missing), claimed(config, resume=True):
+            pass
+        with claimed(config, resume=False):
+            pass
+        with pytest.raises(RunConflict) as refused, claimed(config, resume=False):
+            pass
+    assert "holds a find already; continue it with --resume, or start a new one" in str(refused.value)
+    assert "--extend" not in str(refused.value)

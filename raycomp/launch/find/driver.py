@@ -144,6 +144,13 @@ def plan_data(plan: FindPlan) -> dict[str, Any]:
     return json.loads(json.dumps({"candidates": candidates, "seeds": seeds, "halving": plan.halving}))
 
 
+def check_resumable(config: ExperimentConfig, plan: FindPlan) -> None:
+    """``RunConflict`` when the find saved in the run folder searched other candidates, settings or seeds."""
+    path = config.layout.local_dir / STATE_FILE
+    if path.is_file():
+        load(path, plan)
+
+
 def save(path: Path, plan: FindPlan, progress: Progress) -> None:
     pending = progress.pending
     document = {

@@ -44,7 +44,7 @@ class SweepOptions:
 
     def resume_hint(self) -> str:
         """What continues this sweep (every option given, then resume), with no password in it."""
-        if self.remedies is COMMAND_LINE:
+        if self.remedies.on_the_command_line:
             flags = [f"--set {shlex.quote(item)}" for item in self.overrides]
             if not self.report:
                 flags.append("--no-report")
