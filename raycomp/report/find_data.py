@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from raycomp.base import keys
-from raycomp.base.errors import NotFound
+from raycomp.base.errors import NotFound, RaycompError, one_line
 from raycomp.find.files import FIND_JSON
 from raycomp.find.state import Line
 from raycomp.report.text import shown_path
+from raycomp.results.results_document import json_number
 from raycomp.results.verdicts import Verdict
 
 CLOCKS = {  # find.timing -> what the times are, for the axes and the page
@@ -94,7 +95,11 @@ def read_find(path: str | Path) -> FindReport:
         document = json.loads(file.read_text())
     except (OSError, ValueError) as error:
         raise NotFound(f"no find at {shown_path(path)}: {file.name} cannot be read ({error})") from error
-    return find_report(document, shown_path(file), file.parent)
+    try:
+        return find_report(document, shown_path(file), file.parent)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:  # hand-edited: one line, not a traceback (L2)
+        message = f"{shown_path(file)} is not a find.json raycomp wrote: {one_line(error)}"
+        raise RaycompError(message) from error
 
 
 def find_report(document: dict[str, Any], source: str, folder: Path | None = None) -> FindReport:
@@ -116,18 +121,24 @@ def find_report(document: dict[str, Any], source: str, folder: Path | None = Non
         lines=lines,
         paths={name: paths.get(name) or [line] for name, line in lines.items()},
         left_out=dict(document.get("left_out", {})),
-        tried=tuple(_arm(row) for row in document.get("tried", [])),
+        tried=tuple(_arm(row, index) for index, row in enumerate(document.get("tried", []))),
         source=source,
         folder=folder,
     )
 
 
-def _arm(row: dict[str, Any]) -> TriedArm:
+def _arm(row: dict[str, Any], index: int) -> TriedArm:
+    def number(key: str) -> float | None:
+        try:
+            return json_number(row.get(key))
+        except ValueError as error:
+            raise ValueError(f"tried[{index}].{key}: {error}") from None
+
     return TriedArm(
         row["arm"],
         tuple(row.get("seeds", ())),
-        row.get("accuracy_median"),
-        row.get("time_median_s"),
+        number("accuracy_median"),
+        number("time_median_s"),
         tuple(row.get("failed", ())),
         tuple(row.get("stages", ())),
         tuple(row.get("runs", ())),

@@ -10,14 +10,18 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidato
 
 from raycomp.config.messages import Invalid, show
 
+LARGEST = 1e15  # no metric or time raycomp writes comes near it; squared, it stays finite
 
-def _number(value: Any) -> int | float | None:
+
+def json_number(value: Any) -> int | float | None:
     """A JSON number as it was written (an int stays one); NaN or infinite reads as None, a value never
     measured (``finite``); anything else (a string, a flag) is an error at its key."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"must be a number, got {show(value)}")
+    if math.isfinite(value) and abs(value) > LARGEST:  # 1e308 overflowed the intervals (L2 of the 2026-12-01 probe)
+        raise ValueError(f"must be within ±{LARGEST:g}, got {show(value)}")
     return value if math.isfinite(value) else None
 
 
@@ -33,9 +37,9 @@ def _positive(value: int | float | None) -> int | float | None:
     return value
 
 
-Number = Annotated[int | float | None, PlainValidator(_number)]
-Seconds = Annotated[int | float | None, PlainValidator(_number), AfterValidator(_not_negative)]
-Positive = Annotated[int | float | None, PlainValidator(_number), AfterValidator(_positive)]
+Number = Annotated[int | float | None, PlainValidator(json_number)]
+Seconds = Annotated[int | float | None, PlainValidator(json_number), AfterValidator(_not_negative)]
+Positive = Annotated[int | float | None, PlainValidator(json_number), AfterValidator(_positive)]
 
 
 class _Read(BaseModel):

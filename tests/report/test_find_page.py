@@ -92,3 +92,19 @@ def test_the_page_reads_in_a_browser(recommending, tmp_path):
     assert re.search(r"recommended: m1(\(level=\d\))?\+m2 \(on fresh seeds: faster", words), words[:400]
     assert "eval/accuracy against time: every recipe tried (higher is better)" in words
     assert "left out before the race: no raycomp GPT attention found" in words
+
+
+def test_a_hand_edited_find_json_is_one_error_naming_the_key(recommending, tmp_path):
+    """L2 of the 2026-12-01 probe: any wrong type in find.json was a ValueError traceback from the figure."""
+    import json
+    import shutil
+
+    from raycomp.base.errors import RaycompError
+
+    edited = shutil.copytree(recommending, tmp_path / "edited")
+    path = edited / "find.json"
+    document = json.loads(path.read_text())
+    document["tried"][0]["time_median_s"] = "slow"
+    path.write_text(json.dumps(document))
+    with pytest.raises(RaycompError, match=r"is not a find\.json raycomp wrote: .*tried\[0\]\.time_median_s: must be"):
+        read_find(edited)

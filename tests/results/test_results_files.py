@@ -136,6 +136,8 @@ def _set(*path_and_value):
         (_set("trials", 3, "traces", [{"algorithm": "A", "event": "e", "count": "2", "total_s": 1.0}]),
          "trials[3].traces[0].count: must be an integer, got '2'"),
         (_set("trials", 0, "variant", None), "trials[0].variant: must be a string, got null"),
+        # L2 of the 2026-12-01 probe: overflowed the intervals (OverflowError, rc 1)
+        (_set("trials", 0, "eval/accuracy", 1e308), "trials[0].eval/accuracy: must be within ±1e+15, got 1e+308"),
     ],
 )  # fmt: skip
 def test_d9_a_hand_edited_results_json_is_one_error_naming_the_key(tmp_path, edit, problem):
