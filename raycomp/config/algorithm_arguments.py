@@ -4,7 +4,7 @@ validated ``Arguments`` (no algorithm is built: the recipe builds each once)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -73,17 +73,6 @@ def validated_arguments(name: str, args: Mapping[str, Any]) -> tuple[Arguments |
 
 
 def never_together(name: str, other: str) -> bool:
-    """Whether ``name`` and ``other`` may not train together: either declares it (``Algorithm.incompatible_with``)."""
+    """Whether a find may not train ``name`` and ``other`` together: either declares it (``incompatible_with``).
+    A config may still name both (MixUp and CutMix run together, as in Composer); a find's recipes never do."""
     return other in algorithm_class(name).incompatible_with or name in algorithm_class(other).incompatible_with
-
-
-def incompatible_problems(algorithms: Mapping[str, Any], selectable: Iterable[str] = ()) -> list[Problem]:
-    """Methods every configuration would train together though they may not (MixUp and CutMix: both mix the
-    batch), at the later one's key. Those a sweep's ``space.algorithms`` picks among run as its lists say."""
-    names = [name for name in algorithms if name in ALGORITHMS and name not in set(selectable)]
-    return [
-        (("algorithms", name), f"cannot be trained with {other}, which is also here: keep one of them")
-        for index, name in enumerate(names)
-        for other in names[:index]
-        if never_together(name, other)
-    ]

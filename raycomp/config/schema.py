@@ -24,7 +24,7 @@ from raycomp.algorithms.registry import algorithm_class
 from raycomp.base import keys
 from raycomp.base.errors import ConfigError
 from raycomp.base.layout import RunLayout
-from raycomp.config.algorithm_arguments import checked_algorithms, incompatible_problems
+from raycomp.config.algorithm_arguments import checked_algorithms
 from raycomp.config.find import FindConfig
 from raycomp.config.messages import Invalid, KeyPath, format_problems, problems_of, show
 from raycomp.config.optimization import OptimizerConfig, ScheduleConfig
@@ -106,13 +106,11 @@ class ExperimentConfig(Section):
 
     @model_validator(mode="after")
     def _check_workload(self) -> ExperimentConfig:
-        """The model fits the data, each eval metric builds, no two methods that may not train together are in every
-        configuration (reported at their keys, not mid-run)."""
+        """The model fits the data, and each eval metric builds (reported at its key, not mid-run)."""
         problems = []
         if self.model.class_path is None and self.data.class_path is None:  # user code: its fit shows when built
             problems += model_data_problems(self.model.name, self.data.name)
         problems += eval_metric_problems(self.eval.metric_classes(), self.metric_num_classes)
-        problems += incompatible_problems(self.algorithms, self.sweep.selectable_algorithms() if self.sweep else ())
         if problems:
             raise Invalid(problems)
         return self
