@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,7 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, dashboa
             env_vars[SHIPPED] = os.environ[SHIPPED]
         if "://" not in address and address != "auto":
             env_vars["RAY_ADDRESS"] = address  # Train's placement-group cleaner must find this cluster
+            _answers(address)
         with sigterm_kept(), _said_in_one_line(f"could not join the Ray cluster at {address}", JOIN_REMEDY):
             ray.init(address=address, runtime_env={"env_vars": env_vars | malloc}, log_to_driver=True)
         return
@@ -131,6 +133,22 @@ START_REMEDY = (
     "Ray yourself (ray start --head) and pass --address 127.0.0.1:6379"
 )
 JOIN_REMEDY = "check the address and that the cluster's head is up (ray status --address ...)"
+
+
+ADDRESS_DEADLINE_S = 10.0
+
+
+def _answers(address: str) -> None:
+    """``host:port`` accepts a connection within ``ADDRESS_DEADLINE_S``, else a ``MachineFailure`` at once: Ray
+    itself waited silently, without end, on an address where nothing listened (L11 of the 2026-12-01 probe)."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return  # Ray's own words for an address it cannot read
+    try:
+        socket.create_connection((host, int(port)), timeout=ADDRESS_DEADLINE_S).close()
+    except OSError as error:
+        reason = f"nothing answered at {address} within {ADDRESS_DEADLINE_S:g} s ({one_line(error)})"
+        raise MachineFailure(f"could not join the Ray cluster at {address}: {reason}: {JOIN_REMEDY}") from error
 
 
 @contextlib.contextmanager

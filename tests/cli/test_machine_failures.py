@@ -80,3 +80,21 @@ def test_a_full_disk_and_a_port_taken_are_one_line_and_other_os_errors_stay_trac
     Path(re.search(r"\(the traceback: (\S+)\)$", line).group(1)).unlink()
     with pytest.raises(FileNotFoundError):  # a bug's traceback is shown as it is
         exit_code_of(failing(FileNotFoundError(errno.ENOENT, "No such file")))
+
+
+def test_an_address_where_nothing_listens_is_one_line_at_once(tmp_path):
+    """L11 of the 2026-12-01 probe: `--address` where no Ray listens hung without a word."""
+    from raycomp.launch.private_ray import free_port
+
+    address = f"127.0.0.1:{free_port()}"
+    env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
+    path = experiment(tmp_path, "tune")
+    done = subprocess.run(
+        [sys.executable, "-m", "raycomp.tune", str(path), "--address", address],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert line.startswith(f"error: could not join the Ray cluster at {address}: nothing answered at {address}")
+    assert "ray status --address" in line and "Traceback" not in done.stderr
+    Path(re.search(r"\(the traceback: (\S+)\)$", line).group(1)).unlink()
