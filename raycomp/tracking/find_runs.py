@@ -37,7 +37,8 @@ def find_run(config: ExperimentConfig, experiment_file: str | None, *, resume: b
     if not config.tracking.enabled:
         yield None
         return
-    ref = _open_top_level(config, FIND_KIND, experiment_file, reopen=resume, reopen_finished=resume)
+    # a first attempt that failed before any trial (Ray did not start) leaves no parent of its own beside this one
+    ref = _open_top_level(config, FIND_KIND, experiment_file, reopen=resume, reopen_finished=resume, reopen_empty=True)
     find = config.find
     if find is not None:  # the page the CLI prints: the find's trials grouped by stage and configuration
         share_runs_view(make_client(ref.tracking_uri), ref, FIND_KIND, find.metric, find.mode)

@@ -138,15 +138,19 @@ def _open_top_level(
     reopen: bool,
     reopen_finished: bool = False,
     new_config: bool = False,
+    reopen_empty: bool = False,
 ) -> RunRef:
     """A tagged run holding the resolved config (and, for a training, its params); ``reopen`` continues
     the latest unfinished run of the same storage path and name instead (``reopen_finished``: finished
-    too; ``new_config``: its config.yaml replaced)."""
+    too; ``new_config``: its config.yaml replaced; ``reopen_empty``: an unfinished one without a child run, an
+    attempt that failed before any trial, which a new start takes over rather than sitting beside)."""
     client, experiment_id = open_experiment(config)
     uri, key = tracking_uri(config), config.layout.run_key(kind)
-    if reopen:
+    if reopen or reopen_empty:
         previous = find_run(client, experiment_id, {keys.RUN_KEY_TAG: key})
-        if previous is not None and (reopen_finished or previous.info.status != FINISHED):
+        unfinished = previous is not None and previous.info.status != FINISHED
+        empty = unfinished and not find_run(client, experiment_id, {keys.PARENT_TAG: previous.info.run_id})
+        if previous is not None and ((reopen and (reopen_finished or unfinished)) or (reopen_empty and empty)):
             client.update_run(previous.info.run_id, status=RUNNING)
             if new_config:  # the config it now runs (the old one is in git or in its trials' params)
                 _log_config_file(client, previous.info.run_id, config)

@@ -59,3 +59,31 @@ def test_a_server_dying_mid_find_costs_no_trial_and_resume_leaves_every_run_ende
     logs = Path(ray._private.worker._global_node.get_session_dir_path()) / "logs"
     written = [p.read_text(errors="replace") for p in logs.rglob("*") if p.is_file() and p.stat().st_size < 50e6]
     assert "alice:***@" in printed and all(secret not in text for text in [printed, *written])
+
+
+def test_a_first_attempt_that_failed_before_any_trial_leaves_no_parent_beside_the_next(tmp_path):
+    """Issue 59 item 4: a find whose first attempt failed (Ray did not start) left a FAILED parent run, and a plain
+    rerun made a second one beside it. The rerun takes the empty failed run over; one with trials is left alone."""
+    from raycomp.config import ExperimentConfig
+    from raycomp.tracking.find_runs import find_run
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    data = {
+        "name": "f",
+        "storage_path": str(tmp_path),
+        "tracking": {"tracking_uri": uri},
+        "find": {"methods": ["mixup"]},
+    }
+    config = ExperimentConfig.from_dict(data)
+    with pytest.raises(RuntimeError), find_run(config, None, resume=False) as failed:
+        raise RuntimeError("The current node timed out during startup")
+    with find_run(config, None, resume=False) as again:
+        pass
+    client = MlflowClient(uri)
+    assert again.ref.run_id == failed.ref.run_id and client.get_run(again.ref.run_id).info.status == "FINISHED"
+    with pytest.raises(RuntimeError), find_run(config, None, resume=False) as third:  # this one trains a trial
+        client.create_run(third.ref.experiment_id, tags={"mlflow.parentRunId": third.ref.run_id})
+        raise RuntimeError("a trial's error")
+    with find_run(config, None, resume=False) as fourth:
+        pass
+    assert fourth.ref.run_id != third.ref.run_id  # a find with trials is continued by --resume alone
