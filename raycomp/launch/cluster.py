@@ -41,6 +41,9 @@ RAY_ENV = {
     "RAY_TRAIN_ENABLE_PRINT_PATCH": "0",
     "TUNE_FUNCTION_THREAD_TIMEOUT_S": "30",
     "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",  # sweep.tuner adds the loggers it reads, not TensorBoard's
+    # checkpoint.num_to_keep (Tune's CheckpointConfig) makes Tune save the sweep's state each time a trial has
+    # checkpointed that often: a few small files, which it otherwise warned of in three lines each time
+    "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
 }
 # Only for a private local Ray: Train's PreemptionWatcher actor (one per run, about 1.6 CPU-s here) polls for
 # a cloud node's preemption notice, which a single machine never gets. And workers at the driver's priority:
