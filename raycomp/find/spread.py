@@ -47,9 +47,9 @@ def settle_tolerance(plan: FindPlan, state: FindState, observations: Observation
     table = [[run.accuracy for run in row] for row, used in zip(runs, near_full, strict=True) if used]
     spread = Spread.of(table, [run.time_s for run in runs[0]])  # type: ignore[arg-type, misc]
     assert spread is not None  # Seeds: first >= 2
-    last, points = plan.confirm.last, plan.bounds == (0.0, 1.0)
+    (last, cap_name), points = _confirm_cap(plan, state.spent_s, len(observations)), plan.bounds == (0.0, 1.0)
     level = plan.confirm.level(last, plan.confidence)
-    state.spread = spread.line(plan.metric, plan.tolerance, level, last, points, "Confirm")
+    state.spread = spread.line(plan.metric, plan.tolerance, level, last, points, cap_name)
     reachable = _rounded_up(reachable_tolerance(spread.bound(AUTO_QUANTILE), last, level, REACH_POWER))
     at_best = spread.seeds_needed(plan.tolerance, level, spread.bound(0.9))
     if at_best is not None and at_best <= last:
@@ -64,6 +64,19 @@ def settle_tolerance(plan: FindPlan, state: FindState, observations: Observation
             "or bring the spread down (longer runs, more eval data), and run the find again with --resume"
         )
     return None
+
+
+def _confirm_cap(plan: FindPlan, spent_s: float, trials: int) -> tuple[int, str]:
+    """The seeds Confirm can reach: its last look, or fewer when its share of ``find.budget`` (what the search
+    leaves) affords fewer at the time the references' trials took; and how the spread line names that cap."""
+    last = plan.confirm.last
+    if plan.budget_s is None or trials == 0 or spent_s <= 0:
+        return last, "Confirm"
+    per_seed = spent_s / trials * (2 + len(plan.frontier_budgets) + plan.control)  # recipe, references, control
+    affordable = int((1 - plan.search_share) * plan.budget_s / per_seed)
+    if affordable >= last:
+        return last, "Confirm"
+    return max(2, affordable), "Confirm, in what find.budget leaves it,"
 
 
 def _references(plan: FindPlan, observations: Observations, seeds: range) -> Round:

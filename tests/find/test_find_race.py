@@ -223,3 +223,28 @@ def test_an_undertrained_budgets_swings_do_not_make_a_vacuous_tolerance_reachabl
     advance(plan, state, observations)
     assert 0.01 < state.tolerance < 0.06, state.spread  # about 4 points (its 75 % bound on 2 degrees), not 32
     assert "find.accuracy_tolerance: auto takes" in state.spread
+
+
+def test_the_seeds_a_tolerance_is_judged_reachable_at_are_those_the_budget_leaves_confirm():
+    """Issue 55 item 3: "out of reach within the seed cap or budget". When Confirm's share of find.budget affords
+    fewer seeds than its last look at the time the references took, the spread line and the tolerance say so."""
+    plan = dataclasses.replace(simulation.plan_for(simulation.candidates(2), auto=True), budget_s=600.0)
+    references = [keys.BASELINE, "frontier-0.5", "frontier-0.75", "frontier-1.5"]
+    budgets = {keys.BASELINE: None, "frontier-0.5": 0.5, "frontier-0.75": 0.75, "frontier-1.5": 1.5}
+    accuracy = {  # each trial's own noise about a point: the residuals of the near-full budgets
+        keys.BASELINE: (0.900, 0.885, 0.905),
+        "frontier-0.5": (0.850, 0.860, 0.845),
+        "frontier-0.75": (0.875, 0.890, 0.870),
+        "frontier-1.5": (0.915, 0.905, 0.920),
+    }
+    observations = Observations(
+        Trial(arm, seed, accuracy[arm][seed], 10.0, budget=budgets[arm]) for arm in references for seed in range(3)
+    )  # fmt: skip
+    generous = start(plan)
+    advance(plan, generous, observations, 0.0)
+    assert "(Confirm has 8)" in generous.spread
+    tight = start(plan)
+    tight.spent_s = 12 * 20.0  # 20 s a trial: a Confirm seed (6 trials) costs 120 s; 40 % of 600 s affords 2
+    advance(plan, tight, observations, tight.spent_s)
+    assert "(Confirm, in what find.budget leaves it, has 2)" in tight.spread
+    assert tight.tolerance > generous.tolerance  # fewer seeds: a looser tolerance within reach
