@@ -140,10 +140,9 @@ def _open_top_level(
     new_config: bool = False,
     reopen_empty: bool = False,
 ) -> RunRef:
-    """A tagged run holding the resolved config (and, for a training, its params); ``reopen`` continues
-    the latest unfinished run of the same storage path and name instead (``reopen_finished``: finished
-    too; ``new_config``: its config.yaml replaced; ``reopen_empty``: an unfinished one without a child run, an
-    attempt that failed before any trial, which a new start takes over rather than sitting beside)."""
+    """A tagged run holding the resolved config (and, for a training, its params); ``reopen`` continues the latest
+    unfinished run of the same storage path and name instead (``reopen_finished``: finished too; ``new_config``: its
+    config.yaml replaced; ``reopen_empty``: an unfinished one without a child run, a failed attempt taken over)."""
     client, experiment_id = open_experiment(config)
     uri, key = tracking_uri(config), config.layout.run_key(kind)
     if reopen or reopen_empty:
