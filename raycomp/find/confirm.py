@@ -26,7 +26,7 @@ def confirm(race: Race) -> list[Request]:
             return requests
         level = plan.confirm.level(n, plan.confidence)
         verdict = race.judge(state.recipe, seeds, level)
-        next_look = 1 + race.references + plan.control  # the recipe, its references and the control at one seed
+        next_look = plan.confirm_seed_trials
         if verdict.verdict in RESOLVED or n >= plan.confirm.last or race.overruns(next_look, plan.budget_s):
             state.verdict = verdict
             state.control = race.judge_control(seeds, level) if plan.control else None

@@ -74,6 +74,16 @@ class FindPlan:
         return tuple(range(self.search_seeds, self.search_seeds + n))
 
     @property
+    def references(self) -> int:
+        """The reference trials a seed of a look adds: the baseline and its frontier."""
+        return 1 + len(self.frontier_budgets)
+
+    @property
+    def confirm_seed_trials(self) -> int:
+        """The trials one more Confirm seed costs: the recipe, its references and the control."""
+        return 1 + self.references + self.control
+
+    @property
     def search_limit_s(self) -> float | None:
         """When the search stages start no new look: ``search_share`` of the budget (None: no budget)."""
         return None if self.budget_s is None else self.search_share * self.budget_s

@@ -97,11 +97,6 @@ class Race:
         per_trial = self.spent_s / count if count else 0.0
         return self.spent_s + trials * per_trial >= limit_s
 
-    @property
-    def references(self) -> int:
-        """The reference trials a seed of a look adds: the baseline and its frontier."""
-        return 1 + len(self.plan.frontier_budgets)
-
     def missing(self, wanted: Iterable[tuple[Recipe, int]], control: bool = False) -> list[Request]:
         """The trials of ``wanted`` not run yet, with the references their seeds lack."""
         obs, requests = self.observations, []

@@ -34,7 +34,7 @@ def screen(race: Race) -> list[Request]:
                 state.leave(name, SCREEN, f"{TRIALS_FAILED}: {error}" if error else describe(verdict))
             elif n >= plan.screen.last:
                 state.leave(name, SCREEN, f"not shown faster in {n} seeds: {describe(verdict)}")
-            elif race.overruns(len(state.screening) + race.references, plan.search_limit_s):  # one more seed each
+            elif race.overruns(len(state.screening) + plan.references, plan.search_limit_s):  # one more seed each
                 state.leave(name, SCREEN, f"the search budget was spent: {describe(verdict)}")
             else:
                 state.screening[name] = n + 1

@@ -72,7 +72,7 @@ def _confirm_cap(plan: FindPlan, spent_s: float, trials: int) -> tuple[int, str]
     last = plan.confirm.last
     if plan.budget_s is None or trials == 0 or spent_s <= 0:
         return last, "Confirm"
-    per_seed = spent_s / trials * (2 + len(plan.frontier_budgets) + plan.control)  # recipe, references, control
+    per_seed = spent_s / trials * plan.confirm_seed_trials
     affordable = int((1 - plan.search_share) * plan.budget_s / per_seed)
     if affordable >= last:
         return last, "Confirm"
