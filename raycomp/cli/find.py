@@ -25,7 +25,7 @@ from raycomp.config.yaml_text import parse_yaml, read_text
 from raycomp.find.candidates import METHODS, find_candidates, find_plan
 from raycomp.find.plan import FindPlan
 from raycomp.launch.run_folder import nothing_to_resume, run_guarded
-from raycomp.launch.sweep.command import SweepOptions
+from raycomp.launch.sweep.command import RUN_FILE_ERRORS, SweepOptions, unreadable_run_files
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -126,7 +126,10 @@ def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_
 
             print("\n".join(how_to_open(parent, *_objective(config))), flush=True)
         init_ray(options.address, dashboard=config.scaling.num_workers > 0)
-        outcome = run_find(config, plan, parent, resume=options.resume)
+        try:
+            outcome = run_find(config, plan, parent, resume=options.resume)
+        except RUN_FILE_ERRORS as error:  # a round's Tune files, cut short or not written: a full disk
+            raise unreadable_run_files(config, error, options) from error
         if outcome.interrupted:
             print("find interrupted: the round in flight is saved")
             print(options.resume_hint())

@@ -98,3 +98,28 @@ def test_an_address_where_nothing_listens_is_one_line_at_once(tmp_path):
     assert line.startswith(f"error: could not join the Ray cluster at {address}: nothing answered at {address}")
     assert "ray status --address" in line and "Traceback" not in done.stderr
     Path(re.search(r"\(the traceback: (\S+)\)$", line).group(1)).unlink()
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize(("command", "runner"), [("find", "raycomp.launch.find.driver.run_find"),
+                                                 ("tune", "raycomp.launch.sweep.runner.run_sweep")])  # fmt: skip
+def test_tunes_files_cut_short_by_a_full_disk_are_one_line_that_says_how_to_go_on(
+    tmp_path, monkeypatch, local_ray, command, runner
+):
+    """L3 of the 2026-12-01 probe: a full disk mid-find cut a pickle of Ray's short, and the find ended in Ray's
+    ``UnpicklingError`` traceback with no hint (the sweep caught only OSError and EOFError). Raised here where the
+    round's Tune results are read, as Ray raised it."""
+    import pickle
+
+    from helpers import command_here
+
+    def cut_short(*args, **kwargs):
+        raise pickle.UnpicklingError("pickle data was truncated")
+
+    monkeypatch.setattr(runner, cut_short)
+    path = experiment(tmp_path, command)
+    code, output = command_here([str(path)], command)
+    assert code != 0 and "Traceback" not in output, output[-3000:]
+    (line,) = [line for line in output.splitlines() if line.startswith("error:")]
+    assert "cannot be read or written (UnpicklingError: pickle data was truncated)" in line, line
+    assert "free space in storage_path" in line and line.endswith("run it again with --resume"), line

@@ -117,6 +117,27 @@ def test_a_lost_trial_is_adopted_only_when_it_trained_the_same_config(tmp_path):
     assert lost_trial_folder(str(tmp_path / "sweep"), arm, "new", digest) is None
 
 
+def test_a_trial_whose_params_json_a_full_disk_cut_to_nothing_is_adopted_from_tunes_pickle(tmp_path):
+    """L4 of the 2026-12-01 probe: a full disk cut a finished trial's ``params.json`` to 0 bytes; ``--resume``
+    could not adopt it and trained its arm again. Tune's ``params.pkl`` beside it holds the same config."""
+    import ray.cloudpickle
+
+    from raycomp.launch.sweep.ledger import CONFIG_DIGEST, lost_trial_folder
+    from raycomp.launch.training_record import training_config_digest
+
+    first = config([0.5])
+    arm = next(arm for arm in sweep_arms(first) if arm.variant == "method")
+    digest = training_config_digest(first)
+    folder = tmp_path / "sweep" / "cut"
+    folder.mkdir(parents=True)
+    (folder / "params.json").write_bytes(b"")
+    (folder / "params.pkl").write_bytes(ray.cloudpickle.dumps({"arm": arm.as_tune(), CONFIG_DIGEST: digest}))
+    found = lost_trial_folder(str(tmp_path / "sweep"), arm, "new", digest)
+    assert found is not None and found.endswith("/cut")
+    (folder / "params.pkl").write_bytes(b"\x80\x05cut")  # both damaged: not adopted, and no error
+    assert lost_trial_folder(str(tmp_path / "sweep"), arm, "new", digest) is None
+
+
 def test_local_mode_trials_are_retried_by_tune_and_worker_groups_by_their_trainer():
     """Defect 3: Tune was always given max_failures=0, so failure.max_failures did nothing in local mode."""
     from raycomp.launch.sweep.tuner import trial_retries

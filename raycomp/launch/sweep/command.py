@@ -9,6 +9,7 @@ arguments and maps errors to exit codes; the Python API lets the errors rise.
 
 from __future__ import annotations
 
+import pickle
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -116,8 +117,8 @@ def _sweep(config: ExperimentConfig, options: SweepOptions, parent: RunRef | Non
     init_ray(options.address, dashboard=config.scaling.num_workers > 0)  # only worker groups need its state API
     try:
         outcome = run_sweep(config, parent, resume=options.resume, extend=options.extend)
-    except (EOFError, OSError) as error:  # Tune's files, cut short or not written: a full disk
-        raise _unreadable_sweep(config, error, options) from error
+    except RUN_FILE_ERRORS as error:  # Tune's files, cut short or not written: a full disk
+        raise unreadable_run_files(config, error, options) from error
     if outcome.interrupted:  # Ctrl-C or SIGTERM: Tune saved the sweep's state and returned
         print(f"sweep interrupted with {outcome.unfinished} trials unfinished")
         print(options.resume_hint())
@@ -127,8 +128,8 @@ def _sweep(config: ExperimentConfig, options: SweepOptions, parent: RunRef | Non
     with interrupts_deferred() as interrupted:  # the results are written whole, or the sweep was not done
         try:
             results = write_sweep_results(config, outcome.grids)
-        except (EOFError, OSError) as error:
-            raise _unreadable_sweep(config, error, options) from error
+        except RUN_FILE_ERRORS as error:
+            raise unreadable_run_files(config, error, options) from error
         print(format_trials(results.summaries, results.verdicts, metric))  # results.csv has every trial
         print()
         print(format_verdicts(results.verdicts, metric, limit=MAX_SHOWN))
@@ -165,10 +166,16 @@ def _sweep(config: ExperimentConfig, options: SweepOptions, parent: RunRef | Non
     return 1 if results.failed else 0
 
 
-def _unreadable_sweep(config: ExperimentConfig, error: BaseException, options: SweepOptions) -> StorageUnwritable:
-    """Tune's results or saved state that cannot be read or written, as one line (Ray's traceback before)."""
+# What Tune's files cut short or not written by a full disk raise where they are read: a pickle of Ray's
+# (``ResultGrid``, a trial's state) cut short raises ``UnpicklingError`` (L3 of the 2026-12-01 probe), not OSError.
+RUN_FILE_ERRORS = (EOFError, OSError, pickle.UnpicklingError)
+
+
+def unreadable_run_files(config: ExperimentConfig, error: BaseException, options: SweepOptions) -> StorageUnwritable:
+    """A sweep's or find's Tune files that cannot be read or written, as one line with how to go on (Ray's
+    traceback before)."""
     return StorageUnwritable(
-        f"the sweep's files in {config.layout.run_dir} cannot be read or written ({one_line(error)}): if its disk "
+        f"the files in {config.layout.run_dir} cannot be read or written ({one_line(error)}): if its disk "
         f"is full, free space in storage_path (or TMPDIR); then run it again with {options.remedies.resume}"
     )
 

@@ -178,13 +178,26 @@ def missing_arms(arms: list[Arm], trained: Iterable[Arm]) -> list[Arm]:
 
 
 def _folder_params(fs: pyarrow.fs.FileSystem, folder: str) -> dict[str, Any]:
-    """A trial folder's ``params.json``: its Tune config (empty if there is none or it cannot be read)."""
-    try:
-        with fs.open_input_stream(f"{folder}/params.json") as stream:
-            params = json.loads(stream.read())
-    except (OSError, ValueError):
-        return {}
-    return params if isinstance(params, dict) else {}
+    """A trial folder's Tune config: its ``params.json``, else Tune's ``params.pkl`` (empty if neither can be read).
+
+    A full disk can leave ``params.json`` cut to 0 bytes while Tune's pickle beside it is whole (L4 of the
+    2026-12-01 probe): read from the pickle, the trial is still adopted on ``--resume`` instead of trained again."""
+    for name, parse in (("params.json", json.loads), ("params.pkl", _unpickled)):
+        try:
+            with fs.open_input_stream(f"{folder}/{name}") as stream:
+                params = parse(stream.read())
+        except Exception:  # missing, cut short or not a config: the next file, or nothing
+            continue
+        if isinstance(params, dict):
+            return params
+    return {}
+
+
+def _unpickled(data: bytes) -> Any:
+    """Tune's ``params.pkl`` (cloudpickle; a file Tune wrote in the sweep's own folder, as Tune itself reads it)."""
+    import ray.cloudpickle
+
+    return ray.cloudpickle.loads(data)
 
 
 def _filesystem(path: str) -> tuple[pyarrow.fs.FileSystem, str]:
