@@ -15,8 +15,11 @@ from raycomp.config.messages import Invalid, Problem, explain, show, suggest
 
 
 def checked_algorithms(data: Any) -> dict[str, Arguments]:
-    """``algorithms:`` as written (names to argument mappings, or null for the defaults), validated; ``Invalid``
-    with every problem found."""
+    """``algorithms:`` as written (names to argument mappings, null for the defaults, or false: switched off),
+    validated; ``Invalid`` with every problem found.
+
+    ``false`` lets a command line run an experiment without one of its methods (``--set
+    algorithms.progressive_resizing=false``): before, it took replacing the whole mapping (issue 59 item 8)."""
     if data is None:
         return {}
     if not isinstance(data, Mapping):
@@ -24,13 +27,16 @@ def checked_algorithms(data: Any) -> dict[str, Arguments]:
     problems: list[Problem] = []
     checked: dict[str, Arguments] = {}
     for name, args in data.items():
+        if args is False and name in ALGORITHMS:
+            continue  # switched off: neither run nor checked
         args = {} if args is None else args
         if isinstance(args, Arguments):
             args = args.given()
         if name not in ALGORITHMS:
             problems.append(((name,), f"unknown algorithm {suggest(name, ALGORITHMS, 'algorithms')}"))
         elif not isinstance(args, Mapping):
-            problems.append(((name,), f"must map argument names to values (or be empty), got {show(args)}"))
+            wanted = "must map argument names to values (or be empty, or false to switch it off)"
+            problems.append(((name,), f"{wanted}, got {show(args)}"))
         else:
             arguments, found = validated_arguments(name, args)
             problems += [((name, *path), message) for path, message in found]

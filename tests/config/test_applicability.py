@@ -52,6 +52,19 @@ def test_resizing_methods_are_refused_for_a_fixed_input_size_model(tmp_path):
     assert list(load_experiment(cnn).algorithms) == ["selective_backprop", "progressive_resizing"]
 
 
+def test_a_method_switched_off_on_the_command_line_is_neither_run_nor_checked(tmp_path):
+    """Issue 59 item 8: a ViT user sweeping SelectiveBackprop alone from an experiment that also runs
+    ProgressiveResizing (which a fixed-size ViT cannot take) had to replace the whole ``algorithms`` mapping."""
+    methods = "algorithms:\n  selective_backprop: {scale_factor: 1.0}\n  progressive_resizing: {}\n"
+    space = "sweep:\n  space:\n    algorithms.selective_backprop.keep: {choice: [0.25, 0.5]}\n"
+    path = write(tmp_path, VIT + methods + space)
+    assert "algorithms.progressive_resizing: ProgressiveResizing cannot apply" in only_problem(path)
+    config = load_experiment(path, ["algorithms.progressive_resizing=false"])
+    assert list(config.algorithms) == ["selective_backprop"] and config.sweep is not None
+    with pytest.raises(Exception, match=r"algorithms\.progressive_resizing: must map .*or false to switch it off"):
+        load_experiment(path, ["algorithms.progressive_resizing=true"])
+
+
 def test_selection_needs_one_loss_per_sample_from_a_raycomp_model(tmp_path, cases):
     data = "data: {class_path: my_project.cases.tabular, init_args: {regression: true}}\n"
     model = "model: {class_path: my_project.cases.Regression, init_args: {per_sample: false}}\n"

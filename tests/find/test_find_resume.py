@@ -59,6 +59,10 @@ def steps(storage: Path, run_id: str) -> int:
     return len(MlflowClient(f"sqlite:///{storage / 'mlflow.db'}").get_metric_history(run_id, "train/loss"))
 
 
+def evaluated(storage: Path, run_id: str) -> int:
+    return len(MlflowClient(f"sqlite:///{storage / 'mlflow.db'}").get_metric_history(run_id, "eval/accuracy"))
+
+
 def finished_steps(storage: Path) -> dict[str, int]:
     """Per FINISHED trial run: the training steps it logged (each step once, even if trained twice)."""
     return {run.info.run_id: steps(storage, run.info.run_id) for run in trial_runs(storage, "killed")
@@ -99,6 +103,12 @@ def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_to_its_answer_a
         kill_group(process)
     assert f"python -m raycomp.find {path} --resume" in log.read_text(), log.read_text()[-3000:]
     assert {run: finished_steps(tmp_path)[run] for run in before} == before
+    # L9 of the 2026-12-01 probe: a trial the SIGTERM stopped is KILLED, never FINISHED with part of its evaluations
+    evaluations = {run.info.run_id: evaluated(tmp_path, run.info.run_id) for run in trial_runs(tmp_path, "killed")}
+    statuses = {run.info.run_id: run.info.status for run in trial_runs(tmp_path, "killed")}
+    assert set(statuses.values()) <= {"FINISHED", "KILLED"}, statuses
+    full = max(evaluations[run] for run in before)
+    assert all(evaluations[run] == full for run, status in statuses.items() if status == "FINISHED"), evaluations
 
     process, log = run_until_finished(path, len(finished_steps(tmp_path)) + 1, "--resume")
     kill_group(process)
