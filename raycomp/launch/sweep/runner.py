@@ -31,6 +31,7 @@ from raycomp.launch.sweep.ledger import (
 )
 from raycomp.launch.sweep.outcome import ExperimentResults, SweepOutcome, kept_result, unfinished
 from raycomp.launch.sweep.space import sweep_arms
+from raycomp.launch.sweep.stall import said_when_quiet
 from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
 from raycomp.tracking.ref import RunRef
 
@@ -47,7 +48,7 @@ def fit_experiment(tuner: tune.Tuner) -> tuple[ExperimentResults, bool]:
     Only the results are kept (``outcome.kept_result``): Tune's ``ResultGrid`` holds every trial's whole state.
     A find's rounds run theirs with it too."""
     resume_collector()  # a sweep's or a find's driver has started (base/collector.py)
-    with tune_interrupts() as interrupted:
+    with tune_interrupts() as interrupted, said_when_quiet():
         grid = tuner.fit()
     return list(map(kept_result, grid)), bool(interrupted)
 

@@ -27,6 +27,7 @@ from raycomp.launch.sweep.credentials import (
 from raycomp.launch.sweep.loggers import result_loggers
 from raycomp.launch.sweep.outcome import quiet_missing_result_files
 from raycomp.launch.sweep.space import search_space
+from raycomp.launch.sweep.stall import Heard
 from raycomp.launch.sweep.trial_entry import run_trial
 from raycomp.tracking.ref import RunRef
 
@@ -153,10 +154,9 @@ def build_tuner(
 ) -> tune.Tuner:
     """The Tuner for ``config``'s sweep (no ``sweep`` section: the baseline and the config as written).
 
-    ``parent`` is the sweep's MLflow run: each trial logs a child run under it. ``callbacks`` are extra
-    Tune callbacks on the driver (benchmarks time trial starts with one). ``arms`` (random search only)
-    replaces the sweep's arms and ``folder`` (storage_path, name) its experiment folder: a continued
-    sweep trains the arms it lacks in an experiment of their own (ledger.py).
+    ``parent`` is the sweep's MLflow run: each trial logs a child run under it. ``callbacks``: extra Tune callbacks
+    on the driver (benchmarks time trial starts with one). ``arms`` (random search only) replaces the sweep's arms,
+    ``folder`` (storage_path, name) its experiment folder: a continued sweep's new arms train apart (ledger.py).
     """
     sweep = config.sweep_or_default
     cluster = ray.cluster_resources()
@@ -188,6 +188,7 @@ def build_tuner(
             storage_filesystem=filesystem,
             callbacks=[
                 *result_loggers(storage_path),
+                Heard(),  # what said_when_quiet reads: a round that hears nothing for a minute says why
                 *(callbacks or []),
                 *([CloseOrphanedRuns(parent, scheduler_stops_trials=stops_trials(config))] if parent else []),
             ],
@@ -222,12 +223,10 @@ def trial_retries(config: ExperimentConfig) -> int:
 
 
 def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None = None) -> tune.Tuner:
-    """The Tune experiment saved in ``folder``: unfinished trials resume, trials that failed (ERROR) are
-    tried again from their newest checkpoint, finished ones stay.
-
-    Tune restores the callbacks it saved with the sweep, ``CloseOrphanedRuns`` among them. Its saved state
-    is a pickle: restoring runs code from the folder, which must be trusted (docs/faults.md).
-    """
+    """The Tune experiment saved in ``folder``: unfinished trials resume, failed ones (ERROR) are tried again
+    from their newest checkpoint, finished ones stay. Tune restores the callbacks it saved with the sweep
+    (``CloseOrphanedRuns``, ``Heard``). Its saved state is a pickle: restoring runs code from the folder, which
+    must be trusted (docs/faults.md)."""
     if not tune.Tuner.can_restore(folder):
         raise NotFound(f"no sweep to resume at {folder} (run without {remedies().resume} to start one)")
     try:
