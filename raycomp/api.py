@@ -133,9 +133,9 @@ def find(
     """Runs ``experiment``'s find, as ``python -m raycomp.find`` does (docs/find.md): which speed-up recipe to use
     on its model. A bad config, or a find section that cannot be searched, raises ``ConfigError`` before Ray."""
     from raycomp.base.remedies import PYTHON
-    from raycomp.cli.find import find_problems, guarded_find
     from raycomp.config.preflight import preflight_problems
     from raycomp.config.user_code import user_code_on_path
+    from raycomp.launch.find.command import find_problems, run_find_command
     from raycomp.launch.run_folder import nothing_to_resume
     from raycomp.launch.sweep.command import SweepOptions
 
@@ -159,7 +159,7 @@ def find(
         remedies=PYTHON,
         program="raycomp.api.find",
     )
-    return FindResult(guarded_find(config, options, plan, left_out), config.layout.local_dir)
+    return FindResult(run_find_command(config, options, plan, left_out), config.layout.local_dir)
 
 
 def _flat(items: Sequence[str]) -> dict[str, Any]:

@@ -84,6 +84,15 @@ def test_no_module_imports_from_a_layer_above_its_own():
     assert not upward, "\n".join(upward)
 
 
+def test_the_python_api_and_the_command_lines_stand_side_by_side():
+    """``raycomp.api`` and ``raycomp.cli`` share a layer, yet the API must not call a command line: both call the
+    commands below them (``launch/sweep/command.py``, ``launch/find/command.py``; issue 56 item 4)."""
+    assert not {name for name in imported_modules(PACKAGE / "api.py") if name.startswith("raycomp.cli")}
+    launch = [path for path in (PACKAGE / "launch").rglob("*.py") if any(
+        name.startswith("raycomp.cli") for name in imported_modules(path))]  # fmt: skip
+    assert not launch
+
+
 def test_main_modules_only_call_their_command():
     """A ``__main__`` sits in its package's folder but belongs to the command lines: it may import the standard
     library and ``raycomp.cli`` only, so nothing but the shim itself escapes its folder's layer."""

@@ -47,13 +47,3 @@ def find_parent(folder: Path, tracking_uri: str | None) -> RunRef | None:
         print(f"MLflow: no find run for {shown_path(folder)} in {shown_uri(uri)}: the report is not logged")
         return None
     return read.run_ref(uri, run)
-
-
-def report_at_find_end(folder: Path, parent: RunRef | None) -> None:
-    """The report at the end of ``python -m raycomp.find``; a failure is one line, never the find's."""
-    try:
-        paths = report_find_folder(folder, parent)
-    except Exception as error:
-        print(f"report: not written ({one_line(error)}); python -m raycomp.report {shown_path(folder)} tries again")
-        return
-    print(f"report: {shown_path(paths[-1])}")

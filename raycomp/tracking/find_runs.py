@@ -1,8 +1,8 @@
 """A find's MLflow runs: one parent run for the whole search (kind ``find``), its trials' runs under it, each tagged
 with the stage that asked for it, and the answer on the parent (tags, ``find.json``, ``recipe.yaml``).
 
-The parent opens and ends as a sweep's does (``runs._open_top_level``, ``runs._ended``): a resumed find reopens it
-(``raycomp.run_key``), an interrupt ends it KILLED, an error FAILED.
+The parent opens and ends as a sweep's does (``runs.open_top_level``, ``runs.ended_by_its_block``): a resumed find
+reopens it (``raycomp.run_key``), an interrupt ends it KILLED, an error FAILED.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from raycomp.config import ExperimentConfig
 from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.experiment_page import share_runs_view
 from raycomp.tracking.ref import RunRef
-from raycomp.tracking.runs import TrackedRun, _ended, _open_top_level
+from raycomp.tracking.runs import TrackedRun, ended_by_its_block, open_top_level
 from raycomp.tracking.search import all_runs, tag_filter
 from raycomp.tracking.store import make_client
 
@@ -38,11 +38,11 @@ def find_run(config: ExperimentConfig, experiment_file: str | None, *, resume: b
         yield None
         return
     # a first attempt that failed before any trial (Ray did not start) leaves no parent of its own beside this one
-    ref = _open_top_level(config, FIND_KIND, experiment_file, reopen=resume, reopen_finished=resume, reopen_empty=True)
+    ref = open_top_level(config, FIND_KIND, experiment_file, reopen=resume, reopen_finished=resume, reopen_empty=True)
     find = config.find
     if find is not None:  # the page the CLI prints: the find's trials grouped by stage and configuration
         share_runs_view(make_client(ref.tracking_uri), ref, FIND_KIND, find.metric, find.mode)
-    with _ended(TrackedRun(ref)) as run:
+    with ended_by_its_block(TrackedRun(ref)) as run:
         yield run
 
 

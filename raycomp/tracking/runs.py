@@ -1,11 +1,10 @@
 """The lifecycle of tracked runs: the only code that creates or ends MLflow runs.
 
-One parent run per sweep, a child run per trial, one run per training, each opened and ended by a
-context manager whose exit decides the run's status once: FAILED on an exception, KILLED on Ctrl-C
-(or a trial Tune stopped), else FINISHED. Runs are found again by tags, not by process state: a
-resumed sweep or training reopens its run (``raycomp.run_key``), and a restarted or restored trial
-its child (``raycomp.trial_id`` under ``mlflow.parentRunId``), so retries append to the run they
-belong to.
+One parent run per sweep or find, a child run per trial, one run per training, each opened and ended by a context
+manager whose exit decides the run's status once: FAILED on an exception, KILLED on Ctrl-C (or a trial Tune
+stopped), else FINISHED. Runs are found again by tags, not by process state: a resumed sweep or training reopens
+its run (``raycomp.run_key``), and a restarted or restored trial its child (``raycomp.trial_id`` under
+``mlflow.parentRunId``), so retries append to the run they belong to.
 """
 
 from __future__ import annotations
@@ -56,9 +55,9 @@ def sweep_run(
         yield None
         return
     again = resume or extend  # a continued sweep keeps its one parent run, finished or not
-    ref = _open_top_level(config, SWEEP, experiment_file, reopen=again, reopen_finished=again, new_config=extend)
+    ref = open_top_level(config, SWEEP, experiment_file, reopen=again, reopen_finished=again, new_config=extend)
     share_runs_view(make_client(ref.tracking_uri), ref, SWEEP, *config.objective)  # the page the CLI prints
-    with _ended(TrackedRun(ref)) as run:
+    with ended_by_its_block(TrackedRun(ref)) as run:
         yield run
 
 
@@ -74,11 +73,11 @@ def train_run(
     if not config.tracking.enabled:
         yield None
         return
-    ref = _open_top_level(config, TRAIN, experiment_file, reopen=True)
+    ref = open_top_level(config, TRAIN, experiment_file, reopen=True)
     share_runs_view(make_client(ref.tracking_uri), ref, TRAIN, *config.objective)
     if resumed_from:
         BatchedClient(ref).set_tags({keys.RESUMED_FROM_TAG: resumed_from})
-    with _ended(TrackedRun(ref)) as run:
+    with ended_by_its_block(TrackedRun(ref)) as run:
         yield run
 
 
@@ -130,7 +129,7 @@ def trial_run(
 # ---- opening and ending ----------------------------------------------------------------------------------
 
 
-def _open_top_level(
+def open_top_level(
     config: ExperimentConfig,
     kind: str,
     experiment_file: str | None,
@@ -207,7 +206,8 @@ def _open_trial(parent: RunRef, trial_id: str, arm: Arm, config: ExperimentConfi
 
 
 @contextmanager
-def _ended(run: TrackedRun) -> Iterator[TrackedRun]:
+def ended_by_its_block(run: TrackedRun) -> Iterator[TrackedRun]:
+    """``run`` ended as its block ends: KILLED on Ctrl-C (its RUNNING children too), FAILED on an error."""
     try:
         yield run
     except KeyboardInterrupt:

@@ -82,8 +82,8 @@ def test_the_find_experiments_load_with_their_candidates():
 def test_auto_screens_ema_at_a_half_life_shorter_than_a_short_run_and_tunes_fractions_of_it():
     """EMA's default half-life (1000 batches) on a 4-batch run evaluates nearly the initial weights (issue 55): under
     ``auto`` the find starts from a tenth of the run and tunes half and twice that, none of them past its end."""
-    from raycomp.cli.find import find_duration_warnings
     from raycomp.config.run_length import run_length
+    from raycomp.launch.find.command import find_duration_warnings
 
     config = ExperimentConfig.from_dict({**SMALL, "find": {"methods": "auto"}})
     candidates, _, _ = find_candidates(config)
@@ -95,7 +95,7 @@ def test_auto_screens_ema_at_a_half_life_shorter_than_a_short_run_and_tunes_frac
 
 
 def test_a_named_ema_keeps_the_arguments_given_and_a_given_half_life_past_the_run_is_warned_of():
-    from raycomp.cli.find import find_duration_warnings
+    from raycomp.launch.find.command import find_duration_warnings
 
     methods = {"ema": {"half_life": None, "smoothing": 0.9}, "label_smoothing": {}}
     config = ExperimentConfig.from_dict({**SMALL, "find": {"methods": methods}})

@@ -1,5 +1,5 @@
 """The sweep as a command, below every entry point: ``python -m raycomp.tune``, ``raycomp.api.sweep`` (and the
-options ``python -m raycomp.find`` takes).
+options and the guard the find's command, ``launch/find/command.py``, takes).
 
 Each entry point turns what the user gave into ``SweepOptions`` and calls ``run_sweep_command``: it holds the run
 folder, opens the sweep's MLflow run, runs (or resumes, or extends) the sweep on Ray, prints the tables and
@@ -12,6 +12,7 @@ from __future__ import annotations
 import pickle
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,13 +66,19 @@ class SweepOptions:
 
 
 def run_sweep_command(config: ExperimentConfig, options: SweepOptions) -> int:
-    """The sweep, holding its run folder; interrupted at any moment after the folder was claimed (Ctrl-C, or
-    SIGTERM while MLflow or Ray starts, or a second one while Tune stops), it prints how to resume: the runs are
-    ended KILLED, and what was saved continues from there (nothing yet: it starts)."""
-    again = options.resume or options.extend
-    with speaking(options.remedies):
+    """The sweep, holding its run folder (``guarded_command``)."""
+    return guarded_command(config, lambda: _tracked_sweep(config, options), options, options.remedies)
+
+
+def guarded_command(claim: ExperimentConfig, body: Callable[[], int], options: SweepOptions, words: Remedies) -> int:
+    """``body`` (a sweep's or a find's), holding the run folder of ``claim`` (its training config), its messages
+    in ``words``. Interrupted at any moment after the folder was claimed (Ctrl-C, or SIGTERM while MLflow or Ray
+    starts, or a second one while Tune stops), it prints how to resume: the runs are ended KILLED, and what was
+    saved continues from there (nothing yet: it starts)."""
+    with speaking(words):
         try:
-            return run_guarded(config, lambda: _tracked_sweep(config, options), resume=again, extend=options.extend)
+            again = options.resume or options.extend
+            return run_guarded(claim, body, resume=again, extend=options.extend)
         except KeyboardInterrupt:
             print(options.resume_hint(), file=sys.stderr)
             raise

@@ -1,16 +1,20 @@
 """The end of a find: its answer printed, written to the run folder (find.json, recipe.yaml) and sent to its
-MLflow parent run, whole even when Ctrl-C comes meanwhile."""
+MLflow parent run, whole even when Ctrl-C comes meanwhile; then its report (``report_at_find_end``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from raycomp.base import keys
+from raycomp.base.errors import one_line
 from raycomp.config import ExperimentConfig
 from raycomp.find.files import write_find_files
 from raycomp.find.text import answer_lines
 from raycomp.launch.find.driver import FindOutcome
 from raycomp.launch.signals import interrupts_deferred
+from raycomp.launch.sweep.command import shown
+from raycomp.report.find_write import report_find_folder
+from raycomp.report.text import shown_path
 from raycomp.results.verdict_text import better
 from raycomp.tracking.ref import RunRef
 
@@ -28,9 +32,9 @@ def report_answer(
         metric, mode = config.find.metric, config.find.mode  # type: ignore[union-attr]
         rule = f"speed-ups at equal {metric}; Δ is the recipe's {metric} minus the baseline's, {better(mode)}"
         print("\n".join(answer_lines(answer, block, left_out, rule)))
-        print(f"\nresults: {_shown(paths[0])}")
+        print(f"\nresults: {shown(paths[0])}")
         if recipe is not None:
-            print(f"train it: python -m raycomp.train {_shown(paths[-1])}")
+            print(f"train it: python -m raycomp.train {shown(paths[-1])}")
         if parent is not None:
             from raycomp.tracking import finish_open_trial_runs
             from raycomp.tracking.experiment_page import how_to_open
@@ -45,8 +49,11 @@ def report_answer(
             print("\n".join(how_to_open(parent, metric, mode)))
 
 
-def _shown(path: Path) -> str:
+def report_at_find_end(folder: Path, parent: RunRef | None) -> None:
+    """The report at the end of a find; a failure is one line, never the find's."""
     try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+        paths = report_find_folder(folder, parent)
+    except Exception as error:
+        print(f"report: not written ({one_line(error)}); python -m raycomp.report {shown_path(folder)} tries again")
+        return
+    print(f"report: {shown_path(paths[-1])}")
