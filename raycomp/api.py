@@ -33,9 +33,14 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from raycomp.config import ConfigError, ExperimentConfig, load_experiment
+from raycomp.config import ConfigError, ExperimentConfig
+
+if TYPE_CHECKING:
+    from raycomp.preflight.experiment import WorkloadFacts
+
+PYTHON_SOURCE = "<python>"  # where an experiment given as a mapping came from, in its error lines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +71,6 @@ def sweep(
     """Runs ``experiment``'s sweep, as ``python -m raycomp.tune`` does; ``resume`` continues one stopped any way,
     ``extend`` adds the arms this config has and the stored sweep lacks. Raises as the module says."""
     from raycomp.base.remedies import PYTHON
-    from raycomp.config.preflight import preflight_problems
     from raycomp.config.user_code import user_code_on_path
     from raycomp.launch.run_folder import nothing_to_resume
     from raycomp.launch.sweep.command import SweepOptions, run_sweep_command
@@ -83,15 +87,7 @@ def sweep(
                 f"{section}.init_args={json.dumps(dict(args or {}))}",
                 f"{section}.name={default}",
             ]
-    if isinstance(experiment, Mapping):
-        source = "<python>"
-        config = ExperimentConfig.from_dict(experiment, source=source).with_overrides(_flat(sets))
-        problems = preflight_problems(config)
-        if problems:
-            raise ConfigError([f"{source}: {'.'.join(map(str, path))}: {message}" for path, message in problems])
-    else:
-        source = os.fspath(experiment)
-        config = load_experiment(source, sets)
+    source, config, _ = _checked(experiment, sets)
     options = SweepOptions(
         experiment=source,
         overrides=tuple(sets),
@@ -133,22 +129,14 @@ def find(
     """Runs ``experiment``'s find, as ``python -m raycomp.find`` does (docs/find.md): which speed-up recipe to use
     on its model. A bad config, or a find section that cannot be searched, raises ``ConfigError`` before Ray."""
     from raycomp.base.remedies import PYTHON
-    from raycomp.config.preflight import preflight_problems
     from raycomp.config.user_code import user_code_on_path
     from raycomp.launch.find.command import find_problems, run_find_command
     from raycomp.launch.run_folder import nothing_to_resume
     from raycomp.launch.sweep.command import SweepOptions
 
     user_code_on_path()
-    if isinstance(experiment, Mapping):
-        source = "<python>"
-        config = ExperimentConfig.from_dict(experiment, source=source).with_overrides(_flat(overrides))
-        problems = preflight_problems(config)
-    else:
-        source = os.fspath(experiment)
-        config, problems = load_experiment(source, list(overrides)), []
-    plan, left_out, found = find_problems(config)
-    problems += found
+    source, config, facts = _checked(experiment, list(overrides))
+    plan, left_out, problems = find_problems(config, facts)
     if plan is None or problems:
         raise ConfigError([f"{source}: {'.'.join(map(str, path))}: {message}" for path, message in problems])
     options = SweepOptions(
@@ -160,6 +148,19 @@ def find(
         program="raycomp.api.find",
     )
     return FindResult(run_find_command(config, options, plan, left_out), config.layout.local_dir)
+
+
+def _checked(
+    experiment: str | os.PathLike[str] | Mapping[str, Any], overrides: Sequence[str]
+) -> tuple[str, ExperimentConfig, WorkloadFacts]:
+    """(where the experiment came from, its config, what its workload check found); ``ConfigError`` before Ray."""
+    from raycomp.preflight.experiment import check_experiment, load_checked_experiment
+
+    if isinstance(experiment, Mapping):
+        config = ExperimentConfig.from_dict(experiment, source=PYTHON_SOURCE).with_overrides(_flat(overrides))
+        return PYTHON_SOURCE, config, check_experiment(config, PYTHON_SOURCE)
+    source = os.fspath(experiment)
+    return (source, *load_checked_experiment(source, overrides))
 
 
 def _flat(items: Sequence[str]) -> dict[str, Any]:

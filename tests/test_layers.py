@@ -24,7 +24,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("raycomp.loop",),  # the Trainer and the model interface it drives (loop/model.py)
     ("raycomp.algorithms", "raycomp.functional"),  # methods, run by the loop's Engine at its events
     ("raycomp.data", "raycomp.models"),  # workloads: implement the model interface, register with surgeries
-    ("raycomp.config",),  # the schema, the sweep spec and the recipe (config -> Trainer)
+    ("raycomp.config",),  # the schema, the sweep spec and the recipe (config -> Trainer): data, nothing built
+    ("raycomp.preflight",),  # the workload check: the user's model and data built and run once per command
     ("raycomp.results", "raycomp.find"),  # summaries, verdicts, results files; a find's decisions (pure, on verdicts)
     ("raycomp.tracking",),  # MLflow
     ("raycomp.report",),  # figures and the page
@@ -133,3 +134,45 @@ def test_importing_the_core_loads_no_cli_loop_or_launch_module():
     result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def run_time_imports(path: Path) -> set[str]:
+    """The ``raycomp.config`` modules ``path`` imports when it runs (those under ``if TYPE_CHECKING:`` are hints)."""
+    tree = ast.parse(path.read_text(), str(path))
+    hints = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
+        for statement in block.body
+        for node in ast.walk(statement)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in hints:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("raycomp.config."):
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("raycomp.config."))
+    return found
+
+
+def test_the_config_modules_import_each_other_in_no_circle():
+    """Issue 56 item 1: eight config modules imported each other in a circle through the preflight, which built the
+    model while a config loaded. The config is data now; the workload check is ``raycomp.preflight``."""
+    graph = {module_name(path): run_time_imports(path) for path in (PACKAGE / "config").glob("*.py")}
+    done: set[str] = set()
+
+    def circle_from(module: str, path: tuple[str, ...]) -> tuple[str, ...] | None:
+        if module in path:
+            return (*path[path.index(module) :], module)
+        if module in done:
+            return None
+        for target in sorted(graph.get(module, ())):
+            if found := circle_from(target, (*path, module)):
+                return found
+        done.add(module)
+        return None
+
+    circles = [circle for module in sorted(graph) if (circle := circle_from(module, ()))]
+    assert not circles, " -> ".join(circles[0])

@@ -13,8 +13,9 @@ from raycomp.base.errors import EXIT_INTERRUPTED, ConfigError, MachineFailure, R
 from raycomp.base.failures import machine_failure, traceback_file
 from raycomp.base.interrupts import INTERRUPTED, quiet_interrupts
 from raycomp.base.redaction import redacted
-from raycomp.config import ExperimentConfig, load_experiment
+from raycomp.config import ExperimentConfig
 from raycomp.config.user_code import user_code_on_path
+from raycomp.preflight.experiment import WorkloadFacts, load_checked_experiment
 
 quiet_interrupts()  # only in a raycomp command; raycomp/__init__.py may have installed it already
 
@@ -31,8 +32,9 @@ def add_experiment_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a private local Ray)")
 
 
-def load_experiment_or_exit(path: str, overrides: list[str]) -> ExperimentConfig:
-    """The validated config, or every problem on stderr and exit code 2, before anything starts.
+def load_experiment_or_exit(path: str, overrides: list[str]) -> tuple[ExperimentConfig, WorkloadFacts]:
+    """The validated config and what its workload check found (``raycomp.preflight``: the model built and run
+    once), or every problem on stderr and exit code 2, before anything starts.
 
     Ctrl-C while reading it (a slow disk, a named pipe) is ``interrupted`` and exit code 130, as later.
     The working directory is put on ``sys.path`` and ``PYTHONPATH`` first, so a ``class_path`` may name a
@@ -40,7 +42,7 @@ def load_experiment_or_exit(path: str, overrides: list[str]) -> ExperimentConfig
     """
     user_code_on_path()  # the user's packages beside the YAML: importable here and in every Ray worker
     try:
-        return load_experiment(path, overrides)
+        return load_checked_experiment(path, overrides)
     except ConfigError as error:
         print(redacted(f"error: invalid experiment {path}:"), file=sys.stderr)
         for problem in error.problems:

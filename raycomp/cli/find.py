@@ -26,6 +26,7 @@ from raycomp.find.plan import FindPlan
 from raycomp.launch.find.command import find_problems, run_find_command
 from raycomp.launch.run_folder import nothing_to_resume
 from raycomp.launch.sweep.command import SweepOptions
+from raycomp.preflight.experiment import WorkloadFacts
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -37,9 +38,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    config = load_experiment_or_exit(args.experiment, args.overrides)
+    config, facts = load_experiment_or_exit(args.experiment, args.overrides)
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # Tune's classic table, as raycomp.tune shows it
-    plan, left_out = plan_or_exit(config, args.experiment)
+    plan, left_out = plan_or_exit(config, args.experiment, facts)
     resume = args.resume and not nothing_to_resume(config.layout)  # its driver killed before it recorded anything
     options = SweepOptions(
         args.experiment, tuple(args.overrides), resume=resume, address=args.address, program="python -m raycomp.find"
@@ -47,9 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     return exit_code_of(lambda: run_find_command(config, options, plan, left_out))
 
 
-def plan_or_exit(config: ExperimentConfig, source: str) -> tuple[FindPlan, dict[str, str]]:
-    """The race's plan; each problem at its file:line:key, and exit code 2."""
-    plan, left_out, problems = find_problems(config)
+def plan_or_exit(config: ExperimentConfig, source: str, facts: WorkloadFacts) -> tuple[FindPlan, dict[str, str]]:
+    """The race's plan, on the workload the check built; each problem at its file:line:key, and exit code 2."""
+    plan, left_out, problems = find_problems(config, facts)
     if plan is None:
         try:
             _, lines = parse_yaml(read_text(source), source)

@@ -47,7 +47,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    config = load_experiment_or_exit(args.experiment, args.overrides)
+    config, _ = load_experiment_or_exit(args.experiment, args.overrides)
     try:
         resume = fetch_resume_checkpoint(config, args.resume_from, args.recreate_required) if args.resume_from else None
     except RaycompError as error:

@@ -41,7 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    config = load_experiment_or_exit(args.experiment, args.overrides)
+    config, _ = load_experiment_or_exit(args.experiment, args.overrides)
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # the classic table shows our metric columns
     resume = args.resume and not (not args.extend and nothing_to_resume(config.layout))  # killed before it saved
     options = SweepOptions(

@@ -25,6 +25,7 @@ from raycomp.base import keys
 from raycomp.base.errors import ConfigError
 from raycomp.base.layout import RunLayout
 from raycomp.config.algorithm_arguments import checked_algorithms
+from raycomp.config.evaluated import recorded_accuracy
 from raycomp.config.find import FindConfig
 from raycomp.config.messages import Invalid, KeyPath, format_problems, problems_of, show
 from raycomp.config.optimization import OptimizerConfig, ScheduleConfig
@@ -147,9 +148,13 @@ class ExperimentConfig(Section):
         if self.sweep is not None:
             return self.sweep.metric, self.sweep.mode
         if self.model.class_path is not None:
-            from raycomp.config.objective import has_accuracy
-
-            if not has_accuracy(self):
+            has_accuracy = recorded_accuracy(self)
+            if has_accuracy is None:
+                raise RuntimeError(
+                    f"what a run of {self.model.class_path} ranks by depends on whether it computes an accuracy: "
+                    "check the experiment first (raycomp.preflight.check_experiment)"
+                )
+            if not has_accuracy:
                 return f"{keys.EVAL_LABEL}/{keys.LOSS}", "min"
         return keys.DEFAULT_METRIC, keys.DEFAULT_MODE
 

@@ -13,8 +13,7 @@ from typing import Any
 import yaml
 
 from raycomp.base.errors import ConfigError
-from raycomp.config.messages import KeyPath, format_problems, show, show_text
-from raycomp.config.preflight import preflight_problems
+from raycomp.config.messages import KeyPath, show, show_text
 from raycomp.config.schema import ExperimentConfig
 from raycomp.config.sweep import assign
 from raycomp.config.yaml_text import Refused, load_value, parse_yaml, read_text
@@ -43,10 +42,16 @@ def _apply_override(data: dict[str, Any], item: str, locations: dict[KeyPath, st
 
 
 def load_experiment(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> ExperimentConfig:
-    """Reads an experiment YAML, applies ``--set key.path=value`` overrides in order, and validates it.
+    """Reads an experiment YAML, applies ``--set key.path=value`` overrides in order, and validates it: data only.
+    Nothing of the model or data is built or read here; ``raycomp.preflight.load_checked_experiment`` runs them."""
+    return read_experiment(path, overrides)[0]
 
-    A ``model.class_path`` or ``data.class_path`` is also called once (``preflight``): what it returns is checked.
-    """
+
+def read_experiment(
+    path: str | os.PathLike[str], overrides: Sequence[str] = ()
+) -> tuple[ExperimentConfig, dict[KeyPath, str]]:
+    """``load_experiment``, with where each key was set (``file:line``, or the ``--set`` that wrote it), so that
+    later checks (the preflight's) point at the fix too."""
     source = os.fspath(path)
     data, lines = parse_yaml(read_text(source), source)
     if data is None:  # an empty file (or comments only) is a mistake, not a request for every default
@@ -62,24 +67,4 @@ def load_experiment(path: str | os.PathLike[str], overrides: Sequence[str] = ())
             problems.append(str(exc))
     if problems:
         raise ConfigError(problems)
-    config = ExperimentConfig.from_dict(data, source=source, locations=locations)
-    check_data_source(config, locations.get(("data", "root"), source))
-    problems = preflight_problems(config)  # the model and data built and run once, here, with the methods
-    if problems:
-        raise ConfigError(format_problems(problems, source, locations))
-    return config
-
-
-def check_data_source(config: ExperimentConfig, where: str) -> None:
-    """A ``text_files`` corpus is read here, before Ray starts: a ``data.root`` that does not exist or
-    holds too little text is one ``ConfigError`` at ``where`` (its ``file:line``), not an error in every trial.
-    The streams are cached (``raycomp.data.text``), so the trials do not read the corpus again."""
-    data = config.data
-    if data.name != "text_files" or data.root is None:
-        return
-    from raycomp.data.loaders import text_train_size
-
-    try:
-        text_train_size(data.name, data.root, data.seq_len, data.max_bytes)
-    except (OSError, ValueError) as error:
-        raise ConfigError(f"{where}: data.root: {error}") from None
+    return ExperimentConfig.from_dict(data, source=source, locations=locations), locations

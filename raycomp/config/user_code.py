@@ -6,7 +6,7 @@ class, or a function of the user's own or of a package, never the standard libra
 is called). Here it is imported and its signature checked against ``init_args``, each problem at its key, so a
 misspelt module, a missing attribute, a refused callable or an argument the callable lacks is one config line
 before anything starts.
-What the callable *returns* is checked later, once, by ``raycomp.config.preflight`` (it must be called).
+What the callable *returns* is checked later, once, by ``raycomp.preflight.checks`` (it must be called).
 
 The directory a command runs from is importable (``user_code_on_path``), in the CLI and, through
 ``PYTHONPATH``, in every Ray worker it starts: a package beside the experiment YAML just works.

@@ -129,22 +129,6 @@ class DataConfig(Section):
         return self
 
     @model_validator(mode="after")
-    def _folders_exist(self) -> DataConfig:
-        if self.name == "image_folder" and self.class_path is None:
-            from raycomp.data.image_folder import folder_problems
-
-            problems = folder_problems(self.root)
-            if problems:
-                raise Invalid([(("root",), problem) for problem in problems])
-        if self.name == "hf_dataset" and self.class_path is None:
-            from raycomp.data.hf_dataset import hf_problems
-
-            found = hf_problems(self.root, (self.train_split, self.eval_split), (self.input_column, self.label_column))
-            if found:
-                raise Invalid([((key,), problem) for key, problem in found])
-        return self
-
-    @model_validator(mode="after")
     def _root_for_cifar(self) -> DataConfig:
         if self.name == "cifar10" and self.root is None:
             message = "required when data.name is 'cifar10' (set it to the folder holding cifar-10-batches-py)"

@@ -15,13 +15,10 @@ from typing import Any
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
+from raycomp.data import DATASET_NAMES, TEXT_DATASETS
 from raycomp.data.cifar10 import CIFAR10
 from raycomp.data.synthetic import SyntheticCIFAR
 from raycomp.data.text import DEFAULT_MAX_BYTES, TokenSequences, load_streams
-
-TEXT_DATASETS: tuple[str, ...] = ("stdlib_text", "text_files")  # token sequences, for language models
-FILE_DATASETS: tuple[str, ...] = ("image_folder", "hf_dataset")  # the user's files, read where data.root points
-DATASET_NAMES: tuple[str, ...] = ("synthetic", "cifar10", *TEXT_DATASETS, *FILE_DATASETS)
 
 
 def world_and_rank() -> tuple[int, int]:

@@ -29,8 +29,8 @@ from torch.utils.data import Dataset
 
 from raycomp.base.atomic_files import atomic_writer
 from raycomp.base.cache import cache_root
+from raycomp.data import VOCAB_SIZE
 
-VOCAB_SIZE = 256
 VAL_FRACTION = 0.1
 MIN_FILES_TO_SPLIT = 10
 DEFAULT_MAX_BYTES = 2_000_000

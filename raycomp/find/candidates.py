@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, arguments_schema
 from raycomp.base.errors import one_line
 from raycomp.config.algorithm_arguments import never_together
-from raycomp.config.applicability import algorithm_refusals
 from raycomp.config.find import AUTO
 from raycomp.config.messages import Problem
-from raycomp.config.probe import Workload, build_workload, model_label
-from raycomp.config.trial_step import training_failure
 from raycomp.find.plan import FindPlan, Seeds
 from raycomp.find.recipes import Arguments, Candidate, arguments
+from raycomp.preflight.applicability import algorithm_refusals
+from raycomp.preflight.probe import Workload, build_workload, model_label
+from raycomp.preflight.trial_step import training_failure
 from raycomp.results.verdicts import DEFAULT_TOLERANCE
 
 if TYPE_CHECKING:
@@ -67,8 +67,8 @@ def find_candidates(
 def objective_problems_of_find(config: ExperimentConfig, workload: Workload) -> list[Problem]:
     """``find.metric`` and ``find.mode`` against what the evaluation computes, as a sweep's are checked: a metric
     not logged, or a loss maximised (which judged a higher loss "more accurate"), refused before Ray starts."""
-    from raycomp.config.objective import objective_problems
     from raycomp.config.sweep import SweepConfig
+    from raycomp.preflight.objective import objective_problems
 
     find = config.find
     assert find is not None

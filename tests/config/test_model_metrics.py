@@ -11,6 +11,7 @@ from user_code import REGRESSION_MODULE
 from raycomp.config import ExperimentConfig, load_experiment
 from raycomp.config.recipe import build_trainer
 from raycomp.models import ClassifierModel, RaycompModel
+from raycomp.preflight.experiment import check_experiment, load_checked_experiment
 
 REGRESSION = """\
 name: regression
@@ -88,12 +89,16 @@ def test_a_classifier_counts_accuracy_and_anything_else_has_none():
 
 def test_a_run_without_a_sweep_ranks_a_regressions_checkpoints_by_its_loss(tmp_path, regression):
     """No sweep section: the objective (best checkpoint, MLflow's page) is eval/accuracy for a classifier and
-    eval/loss (min) for a model without accuracy, from the preflight's workload or built when none ran."""
+    eval/loss (min) for a model without accuracy, as the workload check found. The config never builds the model to
+    find out: asked before any check, it says so instead of guessing (issue 56 item 1)."""
     unswept = REGRESSION.split("sweep:")[0]
-    assert load_experiment(write(tmp_path, unswept)).objective == ("eval/loss", "min")
-    data = {"class_path": "my_project.regression.sums", "init_args": {"features": 4}}  # not the preflight's data
+    config, facts = load_checked_experiment(write(tmp_path, unswept))
+    assert not facts.has_accuracy and config.objective == ("eval/loss", "min")
+    data = {"class_path": "my_project.regression.sums", "init_args": {"features": 4}}  # not the checked data
     fresh = ExperimentConfig.from_dict({"model": {"class_path": "my_project.regression.SumRegression"}, "data": data})
-    assert fresh.objective == ("eval/loss", "min")  # no preflight ran for this data: its workload is built
-    classifier = {"model": {"class_path": "my_project.regression.three_classes"},
-                  "data": {"class_path": "my_project.regression.labelled"}}  # fmt: skip
-    assert ExperimentConfig.from_dict(classifier).objective == ("eval/accuracy", "max")
+    with pytest.raises(RuntimeError, match="check the experiment first"):
+        _ = fresh.objective
+    assert check_experiment(fresh).workload is not None and fresh.objective == ("eval/loss", "min")
+    classifier = ExperimentConfig.from_dict({"model": {"class_path": "my_project.regression.three_classes"},
+                                             "data": {"class_path": "my_project.regression.labelled"}})  # fmt: skip
+    assert check_experiment(classifier).has_accuracy and classifier.objective == ("eval/accuracy", "max")

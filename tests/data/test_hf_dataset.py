@@ -10,6 +10,7 @@ import pytest
 
 from raycomp.config import ConfigError, ExperimentConfig, load_experiment
 from raycomp.config.recipe import build_trainer
+from raycomp.preflight.experiment import load_checked_experiment
 
 datasets = pytest.importorskip("datasets")
 
@@ -21,7 +22,7 @@ def write(tmp_path, text: str, name: str = "exp.yaml") -> str:
 
 def only_problem(path: str) -> str:
     with pytest.raises(ConfigError) as info:
-        load_experiment(path)
+        load_checked_experiment(path)
     assert len(info.value.problems) == 1, info.value.problems
     return info.value.problems[0]
 

@@ -52,3 +52,11 @@ def test_plain_cnn_has_no_batch_coupling_layers():
     model.train()
     net = model.module
     assert torch.allclose(net(inputs)[:3], net(inputs[:3]), atol=1e-6)  # a sample's output ignores its batch
+
+
+def test_the_names_a_config_reads_are_the_builders_names():
+    """``raycomp.models`` keeps the names apart from their builders, so loading a config imports no model code."""
+    from raycomp.models import registry
+
+    assert tuple(registry._CLASSIFIERS) == CLASSIFIER_NAMES
+    assert tuple(registry._LANGUAGE_MODELS) == LANGUAGE_MODEL_NAMES

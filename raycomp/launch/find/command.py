@@ -15,11 +15,14 @@ from raycomp.config.messages import Problem
 from raycomp.find.candidates import METHODS, find_candidates, find_plan
 from raycomp.find.plan import FindPlan
 from raycomp.launch.sweep.command import RUN_FILE_ERRORS, SweepOptions, guarded_command, unreadable_run_files
+from raycomp.preflight.experiment import WorkloadFacts
 
 
-def find_problems(config: ExperimentConfig) -> tuple[FindPlan | None, dict[str, str], list[Problem]]:
+def find_problems(
+    config: ExperimentConfig, facts: WorkloadFacts
+) -> tuple[FindPlan | None, dict[str, str], list[Problem]]:
     """The race's plan (the methods that can run on this model, with why the others were left out), or the
-    problems that keep the experiment from being searched."""
+    problems that keep the experiment from being searched; on the workload the check built (``facts``)."""
     problems: list[Problem] = []
     if config.find is None:
         problems.append(((), "has no find section: add one (find: {methods: auto}, docs/find.md)"))
@@ -27,7 +30,7 @@ def find_problems(config: ExperimentConfig) -> tuple[FindPlan | None, dict[str, 
         problems.append((("sweep",), "a find runs its own rounds of trials: remove the sweep section"))
     if problems:
         return None, {}, problems
-    candidates, left_out, problems = find_candidates(config)
+    candidates, left_out, problems = find_candidates(config, facts.workload)
     return (None if problems else find_plan(config, candidates)), left_out, problems
 
 
@@ -53,9 +56,9 @@ def run_find_command(config: ExperimentConfig, options: SweepOptions, plan: Find
 
 
 def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_out: dict[str, str]) -> int:
-    from raycomp.config.probe import model_label
     from raycomp.launch.cluster import init_ray
     from raycomp.launch.find.driver import run_find
+    from raycomp.preflight.probe import model_label
     from raycomp.tracking.find_runs import find_run
 
     names = ", ".join(candidate.name for candidate in plan.candidates) or "none"

@@ -7,47 +7,20 @@ before Ray starts, naming those that are. The direction is checked too where the
 ``higher_is_better``; a loss is lower-better): ``eval/mae`` maximised would rank the worst trial best.
 
 A run without a sweep section ranks its checkpoints by ``eval/accuracy``, or by ``eval/loss`` (min) when its model
-has no accuracy (``ExperimentConfig.objective``): ``has_accuracy`` answers from the preflight's workload, built
-once per model and data in a process (``remember``), or builds it when no preflight ran here.
+has no accuracy (``ExperimentConfig.objective``, from what the preflight recorded: ``config/evaluated.py``).
 """
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from raycomp.base import keys
 from raycomp.config.messages import Problem
-from raycomp.config.probe import Workload, model_label
+from raycomp.preflight.probe import Workload, model_label
 
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig
     from raycomp.config.sweep import SweepConfig
-
-
-_HAS_ACCURACY: dict[str, bool] = {}  # a model and data section's JSON -> whether evaluation computes an accuracy
-
-
-def _workload_key(config: ExperimentConfig) -> str:
-    """What decides whether a run has an accuracy: its model and its data."""
-    return json.dumps([config.model.model_dump(mode="json"), config.data.model_dump(mode="json")], sort_keys=True)
-
-
-def remember(config: ExperimentConfig, workload: Workload) -> None:
-    """Keeps what the preflight found, so that ``has_accuracy`` need not build the workload again."""
-    _HAS_ACCURACY[_workload_key(config)] = workload.has_accuracy
-
-
-def has_accuracy(config: ExperimentConfig) -> bool:
-    """Whether ``config``'s evaluation computes ``eval/accuracy``: the preflight's answer, else the workload built
-    here (a workload that cannot be built counts as having one: its own problem is reported where it is built)."""
-    key = _workload_key(config)
-    if key not in _HAS_ACCURACY:
-        from raycomp.config.preflight import built_workload
-
-        workload = built_workload(config)
-        _HAS_ACCURACY[key] = workload is None or workload.has_accuracy
-    return _HAS_ACCURACY[key]
 
 
 def evaluated_metrics(workload: Workload) -> dict[str, bool | None]:

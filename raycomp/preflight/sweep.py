@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from raycomp.algorithms.registry import algorithm_class
 from raycomp.base.errors import ConfigError
-from raycomp.config.applicability import algorithm_refusals, refusal_problem
 from raycomp.config.messages import KeyPath, Problem, dotted, show
-from raycomp.config.objective import objective_problems
-from raycomp.config.probe import Workload, WorkloadProblem, build_workload
 from raycomp.config.sweep import SELECTION, SPACE, SearchDomain, swept_algorithm
 from raycomp.config.sweep_checks import MAX_CHECKED_COMBINATIONS
+from raycomp.preflight.applicability import algorithm_refusals, refusal_problem
+from raycomp.preflight.objective import objective_problems
+from raycomp.preflight.probe import Workload, WorkloadProblem, build_workload
 
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig

@@ -1,5 +1,5 @@
 """Which methods can run on a workload: each algorithm says for itself (``Algorithm.check_workload``), asked with the
-run's model built once and a real batch of its data (``raycomp.config.probe``).
+run's model built once and a real batch of its data (``raycomp.preflight.probe``).
 
 The preflight refuses a configured method that cannot run, at its key, before Ray starts. An automatic choice of
 methods (``methods: auto``) asks the same of every registered algorithm: ``applicable_algorithms``.
@@ -15,8 +15,8 @@ import torch
 from raycomp.algorithms.registry import ALGORITHMS, algorithm_class, build_algorithm
 from raycomp.base.errors import one_line
 from raycomp.config.messages import Problem
-from raycomp.config.probe import Workload, build_workload, model_label
 from raycomp.core.algorithm import Algorithm, Inapplicable
+from raycomp.preflight.probe import Workload, build_workload, model_label
 
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig

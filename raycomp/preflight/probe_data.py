@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from raycomp.base.errors import one_line
-from raycomp.config.call_problems import call_problem
 from raycomp.config.messages import Problem
 from raycomp.data.probe import PROBE_SIZE, dataset_batch, declared_classes, probe_batches
+from raycomp.preflight.call_problems import call_problem
 
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig

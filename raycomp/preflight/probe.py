@@ -17,13 +17,13 @@ import torch
 
 from raycomp.base import keys
 from raycomp.base.errors import one_line
-from raycomp.config.call_problems import call_problem
 from raycomp.config.messages import KeyPath, Problem
-from raycomp.config.probe_data import WorkloadProblem, workload_batches
 from raycomp.core.evaluator import named_metrics
 from raycomp.models import ClassifierModel, RaycompModel
 from raycomp.models.base import class_labels
 from raycomp.models.outputs import classifier_output_problem, described
+from raycomp.preflight.call_problems import call_problem
+from raycomp.preflight.probe_data import WorkloadProblem, workload_batches
 
 if TYPE_CHECKING:
     from torchmetrics import Metric

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from raycomp.config import ConfigError, load_experiment
+from raycomp.config import ConfigError
+from raycomp.preflight.experiment import load_checked_experiment
 
 FULL = """\
 name: sb-cifar
@@ -65,8 +66,9 @@ def write(tmp_path: Path, text: str, name: str = "exp.yaml") -> str:
 
 
 def problems(path: str, *overrides: str) -> list[str]:
+    """What a command refuses the experiment for: its config, then its workload check (``raycomp.preflight``)."""
     with pytest.raises(ConfigError) as info:
-        load_experiment(path, overrides=list(overrides))
+        load_checked_experiment(path, overrides=list(overrides))
     assert str(info.value) == "\n".join(info.value.problems)
     return info.value.problems
 

@@ -11,9 +11,9 @@ from user_code import CASES_MODULE
 from raycomp.algorithms import LabelSmoothing
 from raycomp.algorithms.registry import ALGORITHMS
 from raycomp.config import load_experiment
-from raycomp.config.applicability import applicable_algorithms
-from raycomp.config.probe import build_workload
 from raycomp.core import Inapplicable
+from raycomp.preflight.applicability import applicable_algorithms
+from raycomp.preflight.probe import build_workload
 
 MLP = "model: {class_path: my_project.cases.mlp}\n"
 DOWNSAMPLING_TABULAR = (

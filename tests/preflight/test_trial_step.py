@@ -1,4 +1,4 @@
-"""A few real training steps per method before Ray starts (raycomp.config.trial_step): what a method's own code
+"""A few real training steps per method before Ray starts (raycomp.preflight.trial_step): what a method's own code
 trips on is found once, on the probe's batch, not in every trial (issue 59 item 1)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import torch
 from torch import nn
 
 from raycomp.algorithms import CutMix, LabelSmoothing, MixUp, RandAugment, SelectiveBackprop
-from raycomp.config.probe import Workload
-from raycomp.config.trial_step import training_failure
 from raycomp.models import RaycompModel
+from raycomp.preflight.probe import Workload
+from raycomp.preflight.trial_step import training_failure
 
 
 class Sums(RaycompModel):

@@ -1,4 +1,5 @@
-"""The checks of a config that build and run its model and data, once, on the driver, before Ray or any run starts.
+"""The checks of an experiment that build and run its model and data, once, on the driver, before Ray or any run
+starts (``experiment.check_experiment`` calls them; loading a config builds nothing).
 
 ``class_path`` and ``init_args`` are imported and matched against the signature on every validation
 (``user_code.py``); what the model and data *do* can only be known by running them. Here, once per command: the
@@ -23,11 +24,11 @@ import torch
 
 from raycomp.base.errors import one_line
 from raycomp.base.import_path import import_callable
-from raycomp.config.applicability import algorithm_problems
-from raycomp.config.call_problems import call_problem
+from raycomp.config.evaluated import record_accuracy
 from raycomp.config.messages import Problem
-from raycomp.config.objective import remember
-from raycomp.config.probe import Workload, WorkloadProblem, build_workload
+from raycomp.preflight.applicability import algorithm_problems
+from raycomp.preflight.call_problems import call_problem
+from raycomp.preflight.probe import Workload, WorkloadProblem, build_workload
 
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig
@@ -35,7 +36,13 @@ if TYPE_CHECKING:
 
 def preflight_problems(config: ExperimentConfig) -> list[Problem]:
     """What building and running ``config``'s workload shows wrong, and the methods that cannot run on it."""
-    from raycomp.config.sweep_preflight import sweep_preflight_problems
+    return checked_workload(config)[1]
+
+
+def checked_workload(config: ExperimentConfig) -> tuple[Workload | None, list[Problem]]:
+    """``config``'s workload, built once (None if it cannot be), and what building and running it shows wrong: the
+    model and data, the optimizer and schedule, the methods (and for a sweep, every value its space can draw)."""
+    from raycomp.preflight.sweep import sweep_preflight_problems
 
     with _one_thread_and_generators_kept():
         problems: list[Problem] = []
@@ -45,13 +52,13 @@ def preflight_problems(config: ExperimentConfig) -> list[Problem]:
         except WorkloadProblem as failure:
             problems += failure.problems
         if workload is not None:
-            remember(config, workload)
+            record_accuracy(config, workload.has_accuracy)
             problems += optimization_problems(config, workload)
         if config.sweep is not None:
             problems += sweep_preflight_problems(config, workload)
         elif workload is not None:
             problems += algorithm_problems(config, workload)
-    return list(dict.fromkeys(problems))
+    return workload, list(dict.fromkeys(problems))
 
 
 def built_workload(config: ExperimentConfig) -> Workload | None:

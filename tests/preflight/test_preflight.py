@@ -9,8 +9,8 @@ from config_files import only_problem, write
 from user_code import CASES_MODULE
 
 from raycomp.config import load_experiment
-from raycomp.config.call_problems import refused_argument
 from raycomp.config.recipe import build_trainer
+from raycomp.preflight.call_problems import refused_argument
 
 TINY = "name: probe\nmax_duration: 1ba\ntracking: {enabled: false}\n"
 TABULAR = "data: {class_path: my_project.cases.tabular}\n"

@@ -18,8 +18,8 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from raycomp.base.errors import one_line
-from raycomp.config.probe import Workload
 from raycomp.core.algorithm import Algorithm
+from raycomp.preflight.probe import Workload
 
 STEPS = 4  # enough for a method that starts part-way (SelectiveBackprop at half the run) to act in some of them
 COPIES = 4  # the probe's batch of two, four times over: a method that keeps part of a batch keeps more than one
