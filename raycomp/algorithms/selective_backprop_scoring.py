@@ -52,8 +52,7 @@ class ScoringMode:
 
 class ScoringLayout:
     """Channels-last inputs for the selection pass on the CPU, where PyTorch's convolution, BatchNorm and
-    max-pool kernels run faster on them (the cnn's scoring forward at scale_factor 0.5, batch 128, one
-    thread: 6 ms against 16 ms; ResNet-20 18 against 25 ms).
+    max-pool kernels run faster on them (the selection pass's forward: docs/benchmarks.md, issue 24).
 
     Every op sees the same logical tensor, so the losses are the same up to float rounding; only a
     ``.view`` of an activation that is no longer contiguous can fail. The first selection pass of each

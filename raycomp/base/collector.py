@@ -3,10 +3,10 @@ Train worker.
 
 Such a process imports torch, Ray and MLflow, some 600,000 objects that live as long as it does. The collector
 walks all of them on each full pass, several while they are imported, and again at exit: in a process that
-imports them and exits, 1.6 of its 3.5 CPU-s (docs/benchmarks.md, "The test suite"). So a process raycomp runs
+imports them and exits, nearly half its CPU time (docs/benchmarks.md has the figures). So a process raycomp runs
 pauses the collector while it starts. Once its imports are done they are frozen (``gc.freeze``: no later pass
-walks them) without a pass, which would cost 0.3 CPU-s to free the ~9,000 objects of garbage importing leaves
-(~3 MB, and no user data: no user code has run). Once its real work starts (training, a Tune experiment), one
+walks them) without a pass, which would cost more than the few megabytes of garbage importing leaves are worth
+(and they hold no user data: no user code has run). Once its real work starts (training, a Tune experiment), one
 pass over what came after the imports frees what start-up left (a preflight's model among it), the rest is
 frozen too, and collection goes on for newer objects. At exit everything is frozen, for the operating system
 frees the memory anyway. Ray Serve does the same to its replicas once they start (``gc.collect(); gc.freeze()``).

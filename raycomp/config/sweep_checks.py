@@ -25,7 +25,7 @@ from raycomp.config.sweep import SELECTION, SPACE, SweepConfig, assign
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig
 
-MAX_CHECKED_COMBINATIONS = 1000  # grid combinations validated together (~0.4 ms each)
+MAX_CHECKED_COMBINATIONS = 1000  # grid combinations validated together, each a whole config
 _CLASS_PATH_SECTIONS = ("model", "data", "optimizer", "schedule")  # those whose init_args a sweep may vary
 
 

@@ -45,7 +45,7 @@ RAY_ENV = {
     # checkpointed that often: a few small files, which it otherwise warned of in three lines each time
     "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
 }
-# Only for a private local Ray: Train's PreemptionWatcher actor (one per run, about 1.6 CPU-s here) polls for
+# Only for a private local Ray: Train's PreemptionWatcher actor (one per run, seconds of CPU) polls for
 # a cloud node's preemption notice, which a single machine never gets. And workers at the driver's priority:
 # Ray starts them at nice 15, so on a machine shared with other work at nice 0 (tests, a build) a trial gets
 # a few percent of a core whenever anything else wants it, and is preempted over and over: its wall time
@@ -54,8 +54,8 @@ RAY_ENV = {
 LOCAL_RAY_ENV = {"RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0", "RAY_worker_niceness": "0"}
 # glibc's malloc in every Ray process: keep what a training step frees for the next step. By default a CPU
 # step's tensors (megabytes each) go back to the kernel when freed and are faulted in again, page by page, at
-# the next step: in sb.yaml's trial 4,000-12,000 page faults a step, 5-18 % of its CPU time in the kernel, and
-# how many varies from one trial to the next (issue 23, docs/benchmarks.md). The thresholds alone do not do
+# the next step: thousands of page faults a step, a large and varying share of its CPU time in the kernel
+# (issue 23, docs/benchmarks.md). The thresholds alone do not do
 # it: a Tune trial or Train worker trains in a thread, whose own arena still hands memory back, so all threads
 # share the main arena. (A caching allocator, jemalloc or TCMalloc, preloaded, is the usual cure; this one needs
 # no library.) A process keeps its peak memory in return.
@@ -105,8 +105,8 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, dashboa
     removed_at_exit = [temp_dir] if temp_dir is not None else []
     atexit.register(shut_down_and_remove, removed_at_exit)  # also when ray.init fails or is interrupted
     # The raylet this starts passes its environment on to every worker, so the workers get these without a
-    # runtime_env, which would start each of them through Ray's setup_worker.py: about 0.4 s and 0.45 CPU-s
-    # more per trial or Train worker here (docs/ray-notes.md). Not left set in this process: it may start
+    # runtime_env, which would start each of them through Ray's setup_worker.py: a fraction of a second more
+    # per trial or Train worker (docs/ray-notes.md). Not left set in this process: it may start
     # another Ray later (tests do), and a stale RAY_ADDRESS would send that init_ray to join the stopped one.
     with (
         loopback_node(),

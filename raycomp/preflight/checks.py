@@ -9,8 +9,8 @@ and method value its space can draw (``sweep_preflight.py``). Each problem is at
 ``file:line: model.class_path: ...`` like every other config error, and the CLIs exit with code 2.
 
 The random number generators are left as they were (building a model draws its initial weights), and torch runs
-on one thread meanwhile: on batches of two, more threads only wait for each other (on a busy 2-core machine the
-default sweep's checks took 130-230 ms with two, 16-80 ms with one).
+on one thread meanwhile: on batches of two, more threads only wait for each other (several times slower on a busy
+machine).
 """
 
 from __future__ import annotations

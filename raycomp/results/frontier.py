@@ -95,7 +95,7 @@ def reference_reach(frontier: Frontier, mean_gain: float, tolerance: float) -> R
     shorter budget that matched the full one would otherwise price an identical arm at that budget); only
     the part of the gain beyond tolerance moves the reference along the frontier. One budget for every
     seed: read seed by seed, each seed's accuracy noise (a few tenths of a point on 1,000 test images)
-    became time noise through the frontier's slope (0.4 point was 12 % of the baseline's time between
-    budgets 0.75 and 1.0), and it, not the timing, kept configurations near 1.0x open at 8 seeds."""
+    became time noise through the frontier's slope (a few tenths of a point moved the reference by a tenth of
+    the baseline's time), and it, not the timing, kept configurations near 1.0x open (docs/report.md)."""
     excess = mean_gain - min(max(mean_gain, -tolerance), tolerance)
     return Reach(1.0, "within") if excess == 0 else frontier.reach(frontier.score_at(1.0) + excess)

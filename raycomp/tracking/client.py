@@ -1,7 +1,7 @@
 """``BatchedClient``: one run's writes, metrics buffered in memory and sent with ``log_batch``.
 
-Per-call logging costs ~10 ms a point on SQLite and ~20 ms over HTTP, against ~0.14 ms a point for
-``log_batch`` (docs/tracking.md), so nothing is sent per step. A send that fails (the server went
+Per-call logging costs about a hundred times what ``log_batch`` costs a point (docs/tracking.md has the
+figures), so nothing is sent per step. A send that fails (the server went
 away) never raises into training: its points stay buffered and go with the next flush, and the
 failure is printed once on stderr and counted in ``failures``, which reaches Ray's reports.
 

@@ -23,7 +23,7 @@ def build_sqlite_store(database: Path) -> None:
     would leave a half-built ``mlflow.db`` that every later run fails to open (reliability notes, M6).
     ``os.link`` does not replace: when two processes build at once, the first store linked is kept.
     The build is a copy of an empty store kept in raycomp's cache, once one was built with this MLflow: its
-    migrations take ~0.7 CPU-s, a copy ~0.02 (every new experiment folder pays it, every test too).
+    migrations cost far more CPU than a copy, and every new experiment folder pays it (every test too).
     """
     staging = database.with_name(f".{database.name}.{os.getpid()}.building")
     try:

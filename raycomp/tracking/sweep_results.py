@@ -2,7 +2,7 @@
 table and tags, and each trial's configuration verdict as tags on its child run. Logs to runs that
 ``runs.py`` opened; creates and ends none.
 
-Tags cost one request per run (MLflow has no batch across runs), ~17 ms each on a local server: a sweep of more
+Tags cost one request per run (MLflow has no batch across runs): a sweep of more
 than ``MAX_TAGGED_TRIALS`` trials tags the runs of its references and of the configurations ranked first
 (``results.ranking``, the report's order) up to that many, and says so; ``configs.json`` has every verdict.
 """

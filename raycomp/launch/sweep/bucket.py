@@ -2,8 +2,8 @@
 
 Tune deep-copies its experiment spec twice for each variant, and makes every variant of an experiment at its first
 trial. The spec holds the experiment's ``StorageContext``, and a deep copy of pyarrow's ``S3FileSystem`` in it
-builds a new one through its ``__reduce__``: 7.7 ms of CPU a copy, ~15 CPU-s of the driver's at the start of a
-1,000-arm experiment and ~15 ms a trial (docs/benchmarks.md, "At scale"). Unpickling builds one too (~10 ms of CPU),
+builds a new one through its ``__reduce__``: milliseconds of CPU a copy, seconds of the driver's at the start of a
+large experiment (docs/benchmarks.md, "At scale"). Unpickling builds one too,
 and every result a trial reports with a checkpoint brings that checkpoint's filesystem back to the driver pickled.
 A filesystem's options never change once it is made, so a copy may be the filesystem itself, and a process needs
 one filesystem per set of options.

@@ -36,8 +36,8 @@ from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
 from raycomp.tracking.ref import RunRef
 
 # Tune's driver keeps every trial of an experiment, with its running statistics and cached state, until the
-# experiment ends (~0.14 MB a trial), and writes (on a bucket, uploads) that state whole at each experiment
-# checkpoint: one experiment of 10,000 trials would take the driver past 2 GB (docs/benchmarks.md "At scale").
+# experiment ends, and writes (on a bucket, uploads) that state whole at each experiment checkpoint: one
+# experiment of 10,000 trials would take the driver's memory to gigabytes (docs/benchmarks.md "At scale").
 # Arms of a random search on FIFO are independent, so past this many they train as consecutive experiments,
 # each freed when it ends; an ASHA scheduler or Optuna compares trials within one experiment, so those stay one.
 TRIALS_PER_EXPERIMENT = 1_000

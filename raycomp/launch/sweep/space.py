@@ -168,9 +168,9 @@ class ArmsInOrder(Searcher):
     """The sweep's arms suggested one at a time, in their order: a trial's config as a grid over them gave it.
 
     Not Tune's grid: Tune 2.60 deep-copies a grid's list of values for every variant it makes, after ``tune.run``
-    rebuilt every dict in it (``inject_placeholders``), so a grid of n arms cost n² dict copies: ~2 CPU-s of the
-    driver's at 1,000 arms, ~25 at 3,000, minutes for an ASHA sweep of 10,000 in its one experiment
-    (docs/benchmarks.md "At scale", twenty-second session). Tune copies a searcher's suggestion once.
+    rebuilt every dict in it (``inject_placeholders``), so a grid of n arms cost n² dict copies: minutes of the
+    driver's CPU for an ASHA sweep of 10,000 in its one experiment (docs/benchmarks.md "At scale"). Tune copies a
+    searcher's suggestion once.
     """
 
     def __init__(self, arms: list[dict[str, Any]]):

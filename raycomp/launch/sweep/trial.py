@@ -86,7 +86,7 @@ def tracked(
     parent: RunRef | None, trial_id: str, arm: Arm, config: ExperimentConfig, lost: Path | None
 ) -> AbstractContextManager[RunRef | None]:
     """The trial's MLflow run (``tracking.trial_run``), or none without a parent run. mlflow is imported only
-    then: a sweep without tracking does not pay its import (~0.65 CPU-s) in every trial process."""
+    then: a sweep without tracking does not pay its import in every trial process."""
     if parent is None:
         return nullcontext(None)
     from raycomp.tracking import trial_run
@@ -99,7 +99,7 @@ def quiet_per_trial_lines() -> None:
 
     MLflow's "View run/experiment at <url>" (the driver prints the sweep's page) and Ray's "Checkpoint successfully
     created at" (the trial's folder has them) are three lines a trial. Each crosses the cluster to the driver,
-    which printed them merged ("[repeated 26x across cluster]"): 12.5 % of the driver's samples in a profile of a
+    which printed them merged ("[repeated 26x across cluster]"): an eighth of the driver's samples in a profile of a
     3,000-trial sweep. MLflow's link also reads the run back, a request a trial (docs/benchmarks.md "At scale").
     """
     os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"

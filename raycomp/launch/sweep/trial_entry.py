@@ -2,7 +2,7 @@
 
 A trial's process imports ``trial.py`` (torch, Ray Train, raycomp's loop) when it unpickles its trainable; from
 here that import, and the trial's start-up after it, run with the cyclic garbage collector paused
-(base/collector.py): ~1 CPU-s less in each trial process. Tune names trials and their log lines after this
+(base/collector.py): less CPU in each trial process. Tune names trials and their log lines after this
 function (``run_trial_...``, ``(run_trial pid=...)``).
 """
 
