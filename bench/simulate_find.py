@@ -33,6 +33,7 @@ from raycomp.find.observations import Observations, Trial
 from raycomp.find.plan import FindPlan
 from raycomp.find.race import Round
 from raycomp.find.recipes import Candidate, Recipe
+from raycomp.results.judging import Judging
 
 BUDGETS = (0.5, 0.75, 1.0, 1.5)
 FRONTIER_ACCURACY = (0.90, 0.94, 0.96, 0.97)
@@ -105,7 +106,7 @@ def simulate_find(plan: FindPlan, world: World, rng: np.random.Generator) -> Ans
 
 def plan_for(candidates_: tuple[Candidate, ...], tolerance: float = 0.005, auto: bool = False) -> FindPlan:
     budgets = tuple(b for b in BUDGETS if b != 1.0)
-    return FindPlan(candidates_, frontier_budgets=budgets, tolerance=tolerance, tolerance_auto=auto)
+    return FindPlan(candidates_, frontier_budgets=budgets, judging=Judging(tolerance=tolerance), tolerance_auto=auto)
 
 
 WORLDS: dict[str, tuple[tuple[Candidate, ...], World]] = {

@@ -26,6 +26,10 @@ TRACKING_SECONDS = "time/tracking_s"  # rank 0's time in MLflow calls and buffer
 EVAL_LABEL = "eval"  # the recipe's evaluator: eval/loss, eval/accuracy, eval/<each name under eval.metrics>
 LOSS, ACCURACY = "loss", "accuracy"  # what every evaluator computes, as <label>/loss and <label>/accuracy
 DEFAULT_METRIC, DEFAULT_MODE = f"{EVAL_LABEL}/{ACCURACY}", "max"
+# The judging keys' defaults, for a sweep, a find and the verdicts alike (config/judging.py declares the keys):
+DEFAULT_TOLERANCE = 0.005  # equal accuracy within half a point, in the metric's units
+DEFAULT_CONFIDENCE = 0.95  # of the verdicts' intervals, over all looks when sequential
+DEFAULT_EQUIVALENCE = 0.05  # speed-ups within ±5 % are no practical difference
 
 # -- arms of a sweep: the baseline, its shorter-budget runs (its frontier), an A/A twin, the method --
 BASELINE, FRONTIER, CONTROL, METHOD = "baseline", "frontier", "control", "method"

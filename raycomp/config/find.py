@@ -16,9 +16,9 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from raycomp.base import keys
+from raycomp.config.judging import MAX_BUDGET, JudgingSection
 from raycomp.config.messages import Invalid, Problem, show, suggest
-from raycomp.config.sections import Section
-from raycomp.config.sweep import MAX_BUDGET, MAX_REPEATS
+from raycomp.config.sweep import MAX_REPEATS
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h)")
 _SECONDS = {"s": 1, "m": 60, "h": 3600}
@@ -35,19 +35,15 @@ def parse_budget(value: Any) -> float:
     return float(value)
 
 
-class FindConfig(Section):
-    """A recipe search over ``methods`` against the experiment as its baseline (``python -m raycomp.find``)."""
+class FindConfig(JudgingSection):
+    """A recipe search over ``methods`` against the experiment as its baseline (``python -m raycomp.find``); its
+    judging keys are ``JudgingSection``'s."""
 
     methods: Literal["auto"] | list[str] | dict[str, dict[str, Any]] = AUTO
     budget: float = 1800.0
-    accuracy_tolerance: float | Literal["auto"] = 0.005  # or auto: what Confirm's seeds can show (find/spread.py)
-    confidence: float = Field(0.95, gt=0.5, lt=1)
-    equivalence: float = Field(0.05, gt=0, lt=1)
-    metric: str = keys.DEFAULT_METRIC
-    mode: Literal["max", "min"] = keys.DEFAULT_MODE
-    timing: Literal["steps", "cpu", "wall"] = "steps"
-    baseline_budgets: list[float] = Field(default_factory=lambda: [0.5, 0.75, 1.5])
-    control: bool = True
+    accuracy_tolerance: float | Literal["auto"] = keys.DEFAULT_TOLERANCE  # type: ignore[assignment]  # or auto
+    baseline_budgets: list[float] = Field(default_factory=lambda: [0.5, 0.75, 1.5])  # a find always has a frontier
+    control: bool = True  # and a control: every recommendation rests on the machine's timing holding
     screen: list[int] = Field(default_factory=lambda: [3, 6])
     tune: list[int] = Field(default_factory=lambda: [3, 6])
     compose: list[int] = Field(default_factory=lambda: [3, 6])
@@ -125,6 +121,12 @@ class FindConfig(Section):
         if problems:
             raise Invalid(problems)
         return self
+
+    @property
+    def numeric_tolerance(self) -> float:
+        """``accuracy_tolerance``, or its default under ``auto`` (until the find's spread check sets one)."""
+        tolerance = self.accuracy_tolerance
+        return keys.DEFAULT_TOLERANCE if tolerance == AUTO else tolerance  # type: ignore[return-value]
 
     def chosen_methods(self) -> dict[str, dict[str, Any]] | None:
         """The methods named and the arguments each starts from; None for ``auto``."""

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from raycomp.base import keys
+from raycomp.config.judging import MAX_BUDGET, JudgingSection
 from raycomp.config.messages import Invalid, KeyPath, Problem, show
 from raycomp.config.search_domain import DOMAIN_KINDS, SearchDomain
 from raycomp.config.sections import Section
@@ -29,7 +29,6 @@ from raycomp.config.sections import Section
 # then together, against one baseline without any of them).
 SELECTION = "algorithms"
 SPACE: KeyPath = ("sweep", "space")
-MAX_BUDGET = 4.0  # a baseline budget above 1.0 trains longer than max_duration: 4x is plenty to price a gain
 
 
 class TrialSchedulerConfig(Section):
@@ -64,8 +63,9 @@ MAX_REPEATS = 100
 MAX_TRIALS = 10_000
 
 
-class SweepConfig(Section):
-    """A Ray Tune sweep: ``space`` maps dotted config key paths to search domains.
+class SweepConfig(JudgingSection):
+    """A Ray Tune sweep: ``space`` maps dotted config key paths to search domains; its judging keys are
+    ``JudgingSection``'s.
 
     ``max_concurrent_trials`` null runs as many trials as fit; ``baseline`` adds a trial without the swept
     algorithm(s), to measure what they buy. For verdicts that hold on a noisy machine: ``repeats`` runs every
@@ -80,23 +80,13 @@ class SweepConfig(Section):
 
     space: dict[str, SearchDomain] = Field(default_factory=dict)
     num_samples: int = Field(1, ge=1, le=MAX_SAMPLES)
-    metric: str = keys.DEFAULT_METRIC
-    mode: Literal["max", "min"] = keys.DEFAULT_MODE
     scheduler: TrialSchedulerConfig | None = None
     max_concurrent_trials: int | None = Field(None, ge=1)
     search_alg: Literal["random", "optuna"] | None = None  # optuna needs `pip install raycomp[optuna]`
     baseline: bool = True
     repeats: int = Field(1, ge=1, le=MAX_REPEATS)
-    baseline_budgets: list[float] = Field(default_factory=list)
-    control: bool = False
-    accuracy_tolerance: float = Field(0.005, ge=0)
-    confidence: float = Field(0.95, gt=0.5, lt=1)  # of the verdicts' intervals
-    equivalence: float = Field(0.05, gt=0, lt=1)  # speed-ups within ±this are `equivalent` (docs/report.md)
     max_repeats: int | None = Field(None, ge=1, le=MAX_REPEATS)  # adaptive: seeds added one at a time while unresolved
     max_sweep_s: float | None = Field(None, gt=0)  # adaptive: no new seeds once the sweep has run this long
-    # the training time verdicts compare: the steps' own wall time, the process's CPU time in them (steadier on a
-    # shared CPU-only machine; blind to waits and to GPU work), or the whole fit's wall time (docs/report.md)
-    timing: Literal["steps", "cpu", "wall"] = "steps"
 
     @model_validator(mode="after")
     def _arms_need_a_baseline(self) -> SweepConfig:
@@ -135,6 +125,11 @@ class SweepConfig(Section):
         """The budgets other than the full run, each trained as its own baseline trial (1.0 is the baseline);
         those above 1.0 put a price in time on accuracy gains."""
         return sorted({budget for budget in self.baseline_budgets if budget != 1})
+
+    @property
+    def looks(self) -> tuple[int, int]:
+        """(repeats, max_repeats): the seeds of a sweep's first look and of its last."""
+        return self.repeats, self.max_repeats or self.repeats
 
     @property
     def adaptive(self) -> bool:

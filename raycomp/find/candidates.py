@@ -25,7 +25,7 @@ from raycomp.find.recipes import Arguments, Candidate, arguments
 from raycomp.preflight.applicability import algorithm_refusals
 from raycomp.preflight.probe import Workload, build_workload, model_label
 from raycomp.preflight.trial_step import training_failure
-from raycomp.results.verdicts import DEFAULT_TOLERANCE
+from raycomp.results.judging import Judging
 
 if TYPE_CHECKING:
     from raycomp.config.schema import ExperimentConfig
@@ -189,12 +189,9 @@ def find_plan(config: ExperimentConfig, candidates: tuple[Candidate, ...]) -> Fi
         tune=Seeds(*find.tune),
         compose=Seeds(*find.compose),
         confirm=Seeds(*find.confirm),
+        judging=Judging.of(find),
         mode=find.mode,
-        metric=find.metric,
-        tolerance=DEFAULT_TOLERANCE if find.accuracy_tolerance == AUTO else find.accuracy_tolerance,
         tolerance_auto=find.accuracy_tolerance == AUTO,
-        confidence=find.confidence,
-        equivalence=find.equivalence,
         frontier_budgets=tuple(sorted(find.baseline_budgets)),
         control=find.control,
         budget_s=find.budget,

@@ -27,7 +27,7 @@ def compose(race: Race) -> list[Request]:
         requests = race.missing([(recipe, seed) for recipe in (combination, state.rival) for seed in range(n)])
         if requests:
             return requests
-        verdict = race.judge_pair(combination, state.rival, range(n), plan.compose.level(n, plan.confidence))
+        verdict = race.judge_pair(combination, state.rival, range(n), plan.compose.level(n, plan.judging.confidence))
         against = state.rival.key
         if shown_faster(verdict):
             state.leave(state.trying, COMPOSE, f"added: {combination.key} {describe(verdict, against)}")

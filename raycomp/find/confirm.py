@@ -24,7 +24,7 @@ def confirm(race: Race) -> list[Request]:
         requests = race.missing([(state.recipe, seed) for seed in seeds], control=plan.control)
         if requests:
             return requests
-        level = plan.confirm.level(n, plan.confidence)
+        level = plan.confirm.level(n, plan.judging.confidence)
         verdict = race.judge(state.recipe, seeds, level)
         next_look = plan.confirm_seed_trials
         if verdict.verdict in RESOLVED or n >= plan.confirm.last or race.overruns(next_look, plan.budget_s):

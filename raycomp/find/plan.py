@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from raycomp.base import keys
 from raycomp.find.recipes import Candidate
 from raycomp.results.intervals import look_confidence
-from raycomp.results.judging import metric_bounds
-from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE
+from raycomp.results.judging import Judging
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,12 +44,10 @@ class FindPlan:
     compose: Seeds = Seeds(3, 6)
     confirm: Seeds = Seeds(3, 8)
     halving: int = 3  # each rung of Tune keeps the best third of the settings
+    # the find section's judging keys (``Judging.of``); each stage has its own looks
+    judging: Judging = dataclasses.field(default_factory=Judging)
     mode: str = keys.DEFAULT_MODE
-    metric: str = keys.DEFAULT_METRIC
-    tolerance: float = DEFAULT_TOLERANCE
     tolerance_auto: bool = False  # find.accuracy_tolerance: auto (the tolerance Confirm's seeds can reach)
-    confidence: float = DEFAULT_CONFIDENCE
-    equivalence: float = DEFAULT_EQUIVALENCE
     frontier_budgets: tuple[float, ...] = (0.5, 0.75, 1.5)
     control: bool = True
     budget_s: float | None = None
@@ -59,11 +56,6 @@ class FindPlan:
     @functools.cached_property
     def by_name(self) -> Mapping[str, Candidate]:
         return {candidate.name: candidate for candidate in self.candidates}
-
-    @property
-    def bounds(self) -> tuple[float, float] | None:
-        """The range the metric can take, which its difference intervals cannot leave (``metric_bounds``)."""
-        return metric_bounds(self.metric)
 
     @property
     def search_seeds(self) -> int:

@@ -74,10 +74,10 @@ class Race:
             baseline,
             frontier,
             mode=plan.mode,  # type: ignore[arg-type]
-            tolerance=plan.tolerance if self.state.tolerance is None else self.state.tolerance,
-            confidence=plan.confidence if level is None else level,
-            equivalence=plan.equivalence,
-            bounds=plan.bounds,
+            tolerance=plan.judging.tolerance if self.state.tolerance is None else self.state.tolerance,
+            confidence=plan.judging.confidence if level is None else level,
+            equivalence=plan.judging.equivalence,
+            bounds=plan.judging.bounds,
             same_model=same_model,
         )
 

@@ -24,7 +24,7 @@ def screen(race: Race) -> list[Request]:
             return requests
         for name, n in list(state.screening.items()):
             recipe = plan.by_name[name].default
-            verdict = race.judge(recipe, range(n), plan.screen.level(n, plan.confidence))
+            verdict = race.judge(recipe, range(n), plan.screen.level(n, plan.judging.confidence))
             error = observations.error_of(recipe.key) if verdict.n == 0 else None
             if shown_faster(verdict):
                 state.survivors.append(name)

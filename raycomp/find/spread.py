@@ -47,19 +47,20 @@ def settle_tolerance(plan: FindPlan, state: FindState, observations: Observation
     table = [[run.accuracy for run in row] for row, used in zip(runs, near_full, strict=True) if used]
     spread = Spread.of(table, [run.time_s for run in runs[0]])  # type: ignore[arg-type, misc]
     assert spread is not None  # Seeds: first >= 2
-    (last, cap_name), points = _confirm_cap(plan, state.spent_s, len(observations)), plan.bounds == (0.0, 1.0)
-    level = plan.confirm.level(last, plan.confidence)
-    state.spread = spread.line(plan.metric, plan.tolerance, level, last, points, cap_name)
+    (last, cap_name), points = _confirm_cap(plan, state.spent_s, len(observations)), plan.judging.bounds == (0.0, 1.0)
+    level = plan.confirm.level(last, plan.judging.confidence)
+    state.spread = spread.line(plan.judging.metric, plan.judging.tolerance, level, last, points, cap_name)
     reachable = _rounded_up(reachable_tolerance(spread.bound(AUTO_QUANTILE), last, level, REACH_POWER))
-    at_best = spread.seeds_needed(plan.tolerance, level, spread.bound(0.9))
+    at_best = spread.seeds_needed(plan.judging.tolerance, level, spread.bound(0.9))
     if at_best is not None and at_best <= last:
-        state.tolerance = plan.tolerance
+        state.tolerance = plan.judging.tolerance
     elif plan.tolerance_auto:
-        state.tolerance = max(plan.tolerance, reachable)
+        state.tolerance = max(plan.judging.tolerance, reachable)
         state.spread += f"; find.accuracy_tolerance: auto takes {amount(state.tolerance, points)}"
     else:
         state.out_of_reach = (
-            f"equal accuracy within {amount(plan.tolerance, points)} is out of reach of Confirm's {last} seeds: "
+            f"equal accuracy within {amount(plan.judging.tolerance, points)} is out of reach of Confirm's {last} "
+            "seeds: "
             f"{amount(reachable, points)} is within reach. Set find.accuracy_tolerance: {reachable:g} (or auto), "
             "or bring the spread down (longer runs, more eval data), and run the find again with --resume"
         )

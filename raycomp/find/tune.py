@@ -28,7 +28,7 @@ def tune(race: Race) -> list[Request]:
         if requests:
             return requests
         for name, rung in list(state.halving.items()):
-            level = plan.tune.level(rung.n, plan.confidence)
+            level = plan.tune.level(rung.n, plan.judging.confidence)
             verdicts = {recipe.key: race.judge(recipe, range(rung.n), level) for recipe in rung.alive}
             alive = [r for r in rung.alive if _still_in(verdicts[r.key].verdict)]
             ranked = sorted(alive, key=lambda recipe: merit(verdicts[recipe.key]), reverse=True)

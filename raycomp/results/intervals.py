@@ -13,7 +13,9 @@ from functools import lru_cache
 
 import numpy as np
 
-DEFAULT_CONFIDENCE = 0.95
+from raycomp.base import keys
+
+DEFAULT_CONFIDENCE = keys.DEFAULT_CONFIDENCE
 SPENDING_POWER = 3.0  # alpha spent by information fraction f: alpha * f**3 (Kim-DeMets power family)
 
 

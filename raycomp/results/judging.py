@@ -1,7 +1,7 @@
 """``Judging``: the settings a sweep's trials are judged with, and the clock whose time they compare.
 
-Read once from the ``sweep`` section (``Judging.of``), or from ``results.json`` (``results_files``) so a sweep
-read back is judged as when it ran; handed whole to ``summarize_configs`` and kept by its ``SweepVerdicts``.
+Read once from the ``sweep`` or ``find`` section (``Judging.of``), or from ``results.json`` (``results_files``) so a
+sweep read back is judged as when it ran; handed whole to ``summarize_configs`` and kept by its ``SweepVerdicts``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from raycomp.results.summary import TrialSummary
 from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE, Bounds
 
 if TYPE_CHECKING:
-    from raycomp.config import SweepConfig
+    from raycomp.config.judging import JudgingSection
 
 TIMINGS = {"steps": "steps_s", "cpu": "steps_cpu_s", "wall": "wall_s"}  # sweep.timing -> TrialSummary field
 CLOCK_LABELS = {  # sweep.timing -> what its times are, as an axis or a sentence names them
@@ -45,10 +45,12 @@ class Judging:
             raise ValueError(f"timing is one of {', '.join(TIMINGS)}, got {self.timing!r}")
 
     @classmethod
-    def of(cls, sweep: SweepConfig) -> Judging:
-        """The judging keys of a ``sweep`` section: the one place that reads them."""
-        looks = (sweep.repeats, sweep.max_repeats or sweep.repeats)
-        return cls(sweep.accuracy_tolerance, sweep.confidence, sweep.equivalence, looks, sweep.timing, sweep.metric)
+    def of(cls, section: JudgingSection) -> Judging:
+        """The judging keys of a ``sweep`` or ``find`` section (``config.judging``): the one place that reads them.
+        A sweep's looks are its repeats; a find's stages each have their own (``FindPlan``)."""
+        tolerance = getattr(section, "numeric_tolerance", section.accuracy_tolerance)  # a find's: auto or a number
+        looks = getattr(section, "looks", None)
+        return cls(tolerance, section.confidence, section.equivalence, looks, section.timing, section.metric)
 
     @property
     def bounds(self) -> Bounds | None:

@@ -27,6 +27,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
+from raycomp.base import keys
 from raycomp.results.decision import (
     EQUIVALENT,
     FASTER,
@@ -51,8 +52,7 @@ __all__ = [  # the verdicts' names are decision.py's, re-exported here where eve
     "EQUIVALENT", "FASTER", "LESS_ACCURATE", "NO_EVIDENCE", "RESOLVED", "SLOWER", "TRADE_OFF", "VERDICTS", "Bounds",
     "Run", "Verdict", "best_config", "verdict_for",
 ]  # fmt: skip
-DEFAULT_TOLERANCE = 0.005  # 0.5 point of accuracy, in the metric's units
-DEFAULT_EQUIVALENCE = 0.05  # speed-ups within ±5 % are no practical difference
+DEFAULT_TOLERANCE, DEFAULT_EQUIVALENCE = keys.DEFAULT_TOLERANCE, keys.DEFAULT_EQUIVALENCE
 
 Mode = Literal["max", "min"]
 

@@ -52,7 +52,11 @@ def test_advance_asks_for_the_same_round_until_its_trials_are_in():
     assert {request.arm for request in first.requests} == references
     observations.add(simulation.draw_round(first, PLANTED, np.random.default_rng(0), {}))
     second = advance(plan, state, observations)
-    assert {request.arm for request in second.requests} == {"m0", "m1", "m2"} and state.tolerance == plan.tolerance
+    assert {request.arm for request in second.requests} == {
+        "m0",
+        "m1",
+        "m2",
+    } and state.tolerance == plan.judging.tolerance
     assert state.spread.startswith("the baseline's eval/accuracy varies by ±")
 
 

@@ -45,14 +45,8 @@ def round_config(
     data["algorithms"] = {**data["algorithms"], **{candidate.name: {} for candidate in candidates}}
     data["sweep"] = {
         "space": {"algorithms": {"grid": [names for k, names in enumerate(lists) if names not in lists[:k]]}},
-        "metric": find.metric,
-        "mode": find.mode,
-        "baseline_budgets": list(find.baseline_budgets),
-        "control": find.control,
-        "accuracy_tolerance": 0.005 if find.accuracy_tolerance == "auto" else find.accuracy_tolerance,  # unread
-        "confidence": find.confidence,
-        "equivalence": find.equivalence,
-        "timing": find.timing,
+        **find.judging_keys(),
+        "accuracy_tolerance": find.numeric_tolerance,  # unread: the race judges (an auto tolerance is its own)
         "max_concurrent_trials": find.max_concurrent_trials,
         "scheduler": {"name": "fifo"},  # every trial trains to its end: verdicts compare finished runs
     }
