@@ -67,7 +67,9 @@ def answer_of(plan: FindPlan, state: FindState) -> Answer:
     """The answer of a finished find (``state.stage == DONE``)."""
     lines = {c.name: state.lines.get(c.name, Line("screen", "not judged")) for c in plan.candidates}
     paths = {c.name: list(state.paths.get(c.name, [])) for c in plan.candidates}
-    answer = Answer(state.recipe, state.verdict, state.control, lines, len(plan.candidates), paths)
+    answer = Answer(
+        state.confirm.recipe, state.confirm.verdict, state.confirm.control, lines, len(plan.candidates), paths
+    )
     changed = {c.name: c.changed for c in plan.candidates if c.changed}
     return dataclasses.replace(
         answer, spread=state.spread, out_of_reach=state.out_of_reach, tolerance=state.tolerance, changed=changed

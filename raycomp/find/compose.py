@@ -11,48 +11,53 @@ baseline is not enough: a second method that helps only alone is left out. Metho
 from __future__ import annotations
 
 from raycomp.find.race import Race, Request, shown_faster
-from raycomp.find.state import COMPOSE, CONFIRM, describe
+from raycomp.find.state import COMPOSE, describe, next_stage
 from raycomp.results.verdicts import RESOLVED
 
 
 def compose(race: Race) -> list[Request]:
     plan, state = race.plan, race.state
     while True:
-        if state.trying is None and not _next_member(race):
-            state.recipe, state.stage, state.confirm_n = state.current, CONFIRM, plan.confirm.first
+        if state.compose.trying is None and not _next_member(race):
+            state.confirm.recipe, state.confirm.n = state.compose.current, plan.confirm.first
+            state.stage = next_stage(COMPOSE)
             return []
-        assert state.current is not None and state.rival is not None and state.trying is not None
-        combination = state.current.joined(state.tuned[state.trying])
-        n = state.compose_n
-        requests = race.missing([(recipe, seed) for recipe in (combination, state.rival) for seed in range(n)])
+        assert (
+            state.compose.current is not None and state.compose.rival is not None and state.compose.trying is not None
+        )
+        combination = state.compose.current.joined(state.tune.tuned[state.compose.trying])
+        n = state.compose.n
+        requests = race.missing([(recipe, seed) for recipe in (combination, state.compose.rival) for seed in range(n)])
         if requests:
             return requests
-        verdict = race.judge_pair(combination, state.rival, range(n), plan.compose.level(n, plan.judging.confidence))
-        against = state.rival.key
+        verdict = race.judge_pair(
+            combination, state.compose.rival, range(n), plan.compose.level(n, plan.judging.confidence)
+        )
+        against = state.compose.rival.key
         if shown_faster(verdict):
-            state.leave(state.trying, COMPOSE, f"added: {combination.key} {describe(verdict, against)}")
-            state.current, state.trying = combination, None
+            state.leave(state.compose.trying, COMPOSE, f"added: {combination.key} {describe(verdict, against)}")
+            state.compose.current, state.compose.trying = combination, None
         elif verdict.verdict in RESOLVED or n >= plan.compose.last or race.overruns(2, plan.search_limit_s):
-            state.leave(state.trying, COMPOSE, f"left out: {combination.key} {describe(verdict, against)}")
-            state.trying = None
+            state.leave(state.compose.trying, COMPOSE, f"left out: {combination.key} {describe(verdict, against)}")
+            state.compose.trying = None
         else:
-            state.compose_n = n + 1
+            state.compose.n = n + 1
 
 
 def _next_member(race: Race) -> bool:
     """Takes the next survivor that may join the recipe (False when none is left), naming its rival."""
     plan, state = race.plan, race.state
-    assert state.current is not None
-    while state.queue:
-        name = state.queue.pop(0)
-        clash = plan.by_name[name].combines_with(state.current, plan.by_name)
+    assert state.compose.current is not None
+    while state.compose.queue:
+        name = state.compose.queue.pop(0)
+        clash = plan.by_name[name].combines_with(state.compose.current, plan.by_name)
         if clash is not None:
             state.leave(name, COMPOSE, f"not combined: it cannot be trained with {clash}")
         elif race.overruns(plan.compose.first, plan.search_limit_s):  # the combination at compose.first seeds
             state.leave(name, COMPOSE, "not combined: the search budget was spent")
         else:
-            alone = state.tuned[name]
-            state.rival = max((state.current, alone), key=race.merit)  # ties: the recipe so far
-            state.trying, state.compose_n = name, plan.compose.first
+            alone = state.tune.tuned[name]
+            state.compose.rival = max((state.compose.current, alone), key=race.merit)  # ties: the recipe so far
+            state.compose.trying, state.compose.n = name, plan.compose.first
             return True
     return False

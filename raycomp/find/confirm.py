@@ -11,28 +11,28 @@ means the machine's timing could not support the verdict, and nothing is recomme
 from __future__ import annotations
 
 from raycomp.find.race import Race, Request
-from raycomp.find.state import CONFIRM, DONE, describe
+from raycomp.find.state import CONFIRM, describe, next_stage
 from raycomp.results.verdicts import RESOLVED
 
 
 def confirm(race: Race) -> list[Request]:
     plan, state = race.plan, race.state
-    assert state.recipe is not None
+    assert state.confirm.recipe is not None
     while True:
-        n = state.confirm_n
+        n = state.confirm.n
         seeds = plan.confirm_seeds(n)
-        requests = race.missing([(state.recipe, seed) for seed in seeds], control=plan.control)
+        requests = race.missing([(state.confirm.recipe, seed) for seed in seeds], control=plan.control)
         if requests:
             return requests
         level = plan.confirm.level(n, plan.judging.confidence)
-        verdict = race.judge(state.recipe, seeds, level)
+        verdict = race.judge(state.confirm.recipe, seeds, level)
         next_look = plan.confirm_seed_trials
         if verdict.verdict in RESOLVED or n >= plan.confirm.last or race.overruns(next_look, plan.budget_s):
-            state.verdict = verdict
-            state.control = race.judge_control(seeds, level) if plan.control else None
-            confirmed = f"{state.recipe.key} on {n} fresh seeds: {describe(verdict)}"
-            for name in state.recipe.names:
+            state.confirm.verdict = verdict
+            state.confirm.control = race.judge_control(seeds, level) if plan.control else None
+            confirmed = f"{state.confirm.recipe.key} on {n} fresh seeds: {describe(verdict)}"
+            for name in state.confirm.recipe.names:
                 state.leave(name, CONFIRM, f"in the recipe ({state.lines[name].outcome})", step=confirmed)
-            state.stage = DONE
+            state.stage = next_stage(CONFIRM)
             return []
-        state.confirm_n = n + 1
+        state.confirm.n = n + 1

@@ -19,7 +19,7 @@ from raycomp.find.plan import FindPlan
 from raycomp.find.race import Race, Request, Round
 from raycomp.find.screen import screen
 from raycomp.find.spread import settle_tolerance
-from raycomp.find.state import COMPOSE, CONFIRM, DONE, SCREEN, TUNE, FindState
+from raycomp.find.state import COMPOSE, CONFIRM, DONE, SCREEN, TUNE, FindState, ScreenState
 from raycomp.find.tune import tune
 
 STEPS: dict[str, Callable[[Race], list[Request]]] = {SCREEN: screen, TUNE: tune, COMPOSE: compose, CONFIRM: confirm}
@@ -28,7 +28,7 @@ STEPS: dict[str, Callable[[Race], list[Request]]] = {SCREEN: screen, TUNE: tune,
 def start(plan: FindPlan) -> FindState:
     """A new find: every candidate open in the screen at its first look."""
     screening = {candidate.name: plan.screen.first for candidate in plan.candidates}
-    return FindState(stage=SCREEN if screening else DONE, screening=screening)
+    return FindState(stage=SCREEN if screening else DONE, screen=ScreenState(open=screening))
 
 
 def advance(plan: FindPlan, state: FindState, observations: Observations, spent_s: float = 0.0) -> Round | None:

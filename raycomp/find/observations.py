@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Iterable
-from typing import Any
 
 from raycomp.base import keys
 from raycomp.results.verdicts import Run
@@ -37,14 +36,6 @@ class Trial:
     @functools.cached_property
     def run(self) -> Run:
         return Run(self.seed, self.accuracy, self.time_s, self.curve, self.budget)
-
-    def to_data(self) -> dict[str, Any]:
-        data = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
-        return {**data, "curve": [list(point) for point in self.curve]}
-
-    @classmethod
-    def from_data(cls, data: dict[str, Any]) -> Trial:
-        return cls(**{**data, "curve": tuple(tuple(point) for point in data.get("curve") or ())})
 
 
 class Observations:

@@ -11,37 +11,39 @@ looking again does not add false ``faster`` verdicts.
 from __future__ import annotations
 
 from raycomp.find.race import Race, Request, shown_faster
-from raycomp.find.state import DONE, SCREEN, TRIALS_FAILED, TUNE, Halving, describe
+from raycomp.find.state import DONE, SCREEN, TRIALS_FAILED, Halving, describe, next_stage
 from raycomp.results.verdicts import FASTER, RESOLVED
 
 
 def screen(race: Race) -> list[Request]:
     plan, state, observations = race.plan, race.state, race.observations
-    while state.screening:
-        wanted = [(plan.by_name[name].default, seed) for name, n in state.screening.items() for seed in range(n)]
+    while state.screen.open:
+        wanted = [(plan.by_name[name].default, seed) for name, n in state.screen.open.items() for seed in range(n)]
         requests = race.missing(wanted)
         if requests:
             return requests
-        for name, n in list(state.screening.items()):
+        for name, n in list(state.screen.open.items()):
             recipe = plan.by_name[name].default
             verdict = race.judge(recipe, range(n), plan.screen.level(n, plan.judging.confidence))
             error = observations.error_of(recipe.key) if verdict.n == 0 else None
             if shown_faster(verdict):
-                state.survivors.append(name)
+                state.screen.survivors.append(name)
                 shown = "" if verdict.verdict == FASTER else "faster at the accuracy it measured: "
                 state.leave(name, SCREEN, f"shown {shown}{describe(verdict)}")
             elif error is not None or verdict.verdict in RESOLVED:
                 state.leave(name, SCREEN, f"{TRIALS_FAILED}: {error}" if error else describe(verdict))
             elif n >= plan.screen.last:
                 state.leave(name, SCREEN, f"not shown faster in {n} seeds: {describe(verdict)}")
-            elif race.overruns(len(state.screening) + plan.references, plan.search_limit_s):  # one more seed each
+            elif race.overruns(len(state.screen.open) + plan.references, plan.search_limit_s):  # one more seed each
                 state.leave(name, SCREEN, f"the search budget was spent: {describe(verdict)}")
             else:
-                state.screening[name] = n + 1
+                state.screen.open[name] = n + 1
                 continue
-            del state.screening[name]
-    for name in state.survivors:
+            del state.screen.open[name]
+    for name in state.screen.survivors:
         candidate = plan.by_name[name]
-        state.halving[name] = Halving([candidate.recipe(setting) for setting in candidate.settings], plan.tune.first)
-    state.stage = TUNE if state.survivors else DONE
+        state.tune.halving[name] = Halving(
+            [candidate.recipe(setting) for setting in candidate.settings], plan.tune.first
+        )
+    state.stage = next_stage(SCREEN) if state.screen.survivors else DONE
     return []

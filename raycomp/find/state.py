@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pydantic
+
 from raycomp.find.recipes import Recipe
 from raycomp.results.verdicts import Verdict
 
@@ -35,28 +37,60 @@ class Halving:
 
 
 @dataclasses.dataclass
+class ScreenState:
+    """Screen's open work: each candidate still open with its look's seeds, and those shown faster, in order."""
+
+    open: dict[str, int] = dataclasses.field(default_factory=dict)
+    survivors: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class TuneState:
+    """Tune's: each survivor's successive halving, and the setting chosen for each."""
+
+    halving: dict[str, Halving] = dataclasses.field(default_factory=dict)
+    tuned: dict[str, Recipe] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class ComposeState:
+    """Compose's: the recipe built so far, the survivors it has yet to try adding, the one being tried (with the
+    best member of that combination, its rival) and its look's seeds."""
+
+    current: Recipe | None = None
+    queue: list[str] = dataclasses.field(default_factory=list)
+    trying: str | None = None
+    rival: Recipe | None = None
+    n: int = 0
+
+
+@dataclasses.dataclass
+class ConfirmState:
+    """Confirm's: the recipe it runs, its look's seeds, its verdict on the fresh seeds and the control's."""
+
+    recipe: Recipe | None = None
+    n: int = 0
+    verdict: Verdict | None = None
+    control: Verdict | None = None
+
+
+@dataclasses.dataclass
 class FindState:
+    """The stage, what the rounds cost so far, each candidate's line and path, the tolerance in force, and each
+    stage's own open work (``screen``, ``tune``, ``compose``, ``confirm``)."""
+
     stage: str = SCREEN
     spent_s: float = 0.0  # wall time of the rounds run so far
     rounds: int = 0
     lines: dict[str, Line] = dataclasses.field(default_factory=dict)
     paths: dict[str, list[Line]] = dataclasses.field(default_factory=dict)  # each stage's word on a candidate
-    screening: dict[str, int] = dataclasses.field(default_factory=dict)  # open candidate -> its look's seeds
-    survivors: list[str] = dataclasses.field(default_factory=list)  # shown faster at the screen, in order
-    halving: dict[str, Halving] = dataclasses.field(default_factory=dict)
-    tuned: dict[str, Recipe] = dataclasses.field(default_factory=dict)  # each survivor's chosen setting
-    current: Recipe | None = None  # the recipe Compose has built so far
-    queue: list[str] = dataclasses.field(default_factory=list)  # survivors Compose has yet to try adding
-    trying: str | None = None
-    rival: Recipe | None = None  # the best member of the combination being tried
-    compose_n: int = 0
-    recipe: Recipe | None = None  # what Confirm runs
-    confirm_n: int = 0
-    verdict: Verdict | None = None  # the recipe's verdict on Confirm's fresh seeds
-    control: Verdict | None = None  # the control arm's on the same seeds
     tolerance: float | None = None  # the accuracy tolerance in force, once the baseline's spread settled it
     spread: str = ""  # what the baseline's spread lets the seeds show (spread.spread_line)
     out_of_reach: str = ""  # why the find stopped before the candidates: the tolerance asked is out of reach
+    screen: ScreenState = dataclasses.field(default_factory=ScreenState)
+    tune: TuneState = dataclasses.field(default_factory=TuneState)
+    compose: ComposeState = dataclasses.field(default_factory=ComposeState)
+    confirm: ConfirmState = dataclasses.field(default_factory=ConfirmState)
 
     def leave(self, name: str, stage: str, outcome: str, step: str | None = None) -> None:
         """``name`` ends ``stage`` with ``outcome`` (its answer line), recorded in its path as ``step`` or that."""
@@ -68,34 +102,22 @@ class FindState:
         self.paths.setdefault(name, []).append(Line(stage, step))
 
     def to_data(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        for key in ("current", "rival", "recipe"):
-            data[key] = getattr(self, key).to_data() if getattr(self, key) else None
-        data["tuned"] = {name: recipe.to_data() for name, recipe in self.tuned.items()}
-        data["halving"] = {
-            name: {"alive": [r.to_data() for r in race.alive], "n": race.n} for name, race in self.halving.items()
-        }
-        return data
+        """JSON-ready, by pydantic from the types above (no hand-written field list to keep in step)."""
+        return _STATE.dump_python(self, mode="json")
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> FindState:
-        data = dict(data)
-        for key in ("current", "rival", "recipe"):
-            data[key] = Recipe.from_data(data[key]) if data.get(key) else None
-        for key in ("verdict", "control"):
-            data[key] = _verdict(data.get(key))
-        data["tuned"] = {name: Recipe.from_data(recipe) for name, recipe in data["tuned"].items()}
-        data["halving"] = {
-            name: Halving([Recipe.from_data(r) for r in race["alive"]], race["n"])
-            for name, race in data["halving"].items()
-        }
-        data["lines"] = {name: Line(**line) for name, line in data["lines"].items()}
-        data["paths"] = {name: [Line(**step) for step in steps] for name, steps in data.get("paths", {}).items()}
-        return cls(**data)
+        """Back from ``to_data``; ``ValueError`` (pydantic's) when the data is not a find's state."""
+        return _STATE.validate_python(data)
 
 
-def _verdict(data: dict[str, Any] | None) -> Verdict | None:
-    return Verdict(**{**data, "seeds": tuple(data["seeds"])}) if data else None
+_STATE = pydantic.TypeAdapter(FindState)
+
+
+def next_stage(stage: str) -> str:
+    """The stage after ``stage`` (``DONE`` after the last): the order is ``STAGES``, written once."""
+    order = (*STAGES, DONE)
+    return order[order.index(stage) + 1]
 
 
 def describe(verdict: Verdict | None, against: str = "") -> str:

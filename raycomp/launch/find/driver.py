@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pydantic
+
 from raycomp.base.atomic_files import atomic_write_text
 from raycomp.base.errors import RunConflict, one_line
 from raycomp.config import ExperimentConfig
@@ -23,8 +25,7 @@ from raycomp.find.answer import Answer, answer_of
 from raycomp.find.decide import advance, start
 from raycomp.find.observations import Observations, Trial
 from raycomp.find.plan import FindPlan
-from raycomp.find.race import Request, Round
-from raycomp.find.recipes import Recipe
+from raycomp.find.race import Round
 from raycomp.find.state import SCREEN, FindState
 from raycomp.launch.find.rounds import Folder, arm_of, observed, round_config, run_round
 from raycomp.launch.sweep.ledger import SET_ASIDE, next_folder
@@ -151,18 +152,24 @@ def check_resumable(config: ExperimentConfig, plan: FindPlan) -> None:
         load(path, plan)
 
 
+@dataclasses.dataclass
+class SavedFind:
+    """``find_state.json``: what a continued find must share with this one (``plan``, ``plan_data``), the race's
+    state, every observation, and the round in flight with its Tune folder. Written and read by pydantic."""
+
+    plan: dict[str, Any]
+    state: FindState
+    observations: list[Trial]
+    pending: Round | None = None
+    folder: tuple[str, str] | None = None
+
+
+_SAVED = pydantic.TypeAdapter(SavedFind)
+
+
 def save(path: Path, plan: FindPlan, progress: Progress) -> None:
-    pending = progress.pending
-    document = {
-        "plan": plan_data(plan),
-        "state": progress.state.to_data(),
-        "observations": [trial.to_data() for trial in progress.observations],
-        "pending": None
-        if pending is None
-        else {"stage": pending.stage, "requests": [_request(r) for r in pending.requests]},
-        "folder": list(progress.folder) if progress.folder else None,
-    }
-    atomic_write_text(path, json.dumps(document, default=str) + "\n")
+    saved = SavedFind(plan_data(plan), progress.state, list(progress.observations), progress.pending, progress.folder)
+    atomic_write_text(path, _SAVED.dump_json(saved).decode() + "\n")
 
 
 def load(path: Path, plan: FindPlan) -> Progress | None:
@@ -170,32 +177,16 @@ def load(path: Path, plan: FindPlan) -> Progress | None:
     A file that cannot be read (cut short by a full disk) is set aside (``*.damaged``), said in one line, and None
     returned: the find starts again as if it had been deleted, its trials found again in the Tune folders."""
     try:
-        document = json.loads(path.read_text())
-        if document["plan"] != plan_data(plan):
+        saved = _SAVED.validate_json(path.read_text())
+        if saved.plan != plan_data(plan):
             raise RunConflict(
                 f"the find saved in {path.parent} searched other methods, settings or seeds than this find section: "
                 "continue it with the find section it started with, or start a new find (--set name=...)"
             )
-        pending = document["pending"]
-        return Progress(
-            FindState.from_data(document["state"]),
-            Observations(Trial.from_data(trial) for trial in document["observations"]),
-            None if pending is None else Round(pending["stage"], tuple(_from_request(r) for r in pending["requests"])),
-            tuple(document["folder"]) if document["folder"] else None,  # type: ignore[arg-type]
-        )
+        return Progress(saved.state, Observations(saved.observations), saved.pending, saved.folder)
     except (OSError, ValueError, KeyError, TypeError) as error:
         aside = path.with_name(path.name + SET_ASIDE)
         path.replace(aside)
         print(f"find: its saved state {path} cannot be read ({one_line(error)}): set aside as {aside.name}; the find "
               "starts again, keeping the trials its Tune folders hold", flush=True)  # fmt: skip
         return None
-
-
-def _request(request: Request) -> dict[str, Any]:
-    data = dataclasses.asdict(request)
-    data["recipe"] = request.recipe.to_data() if request.recipe else None
-    return data
-
-
-def _from_request(data: dict[str, Any]) -> Request:
-    return Request(**{**data, "recipe": Recipe.from_data(data["recipe"]) if data["recipe"] else None})
