@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Any
 from raycomp.base import keys
 from raycomp.results.frontier_steps import frontier_out_of_order
 from raycomp.results.intervals import look_confidence
-from raycomp.results.judging import DEFAULT_JUDGING, Judging, trial_time
+from raycomp.results.judging import DEFAULT_JUDGING, Judging, run_of, trial_time
 from raycomp.results.seed_power import noise_floor
 from raycomp.results.summary import TrialSummary
 from raycomp.results.verdicts import (
     EQUIVALENT,
     NO_EVIDENCE,
     RESOLVED,
-    Run,
     Verdict,
     best_config,
     verdict_for,
@@ -147,13 +146,13 @@ def summarize_configs(
     for trial in sorted(trials, key=_reading_order):
         groups.setdefault(trial.config_id or trial.trial_id, []).append(trial)
     looks, timing = judging.looks, judging.timing
-    baseline = [_run(t, timing) for t in trials if t.variant == keys.BASELINE]
-    frontier = [_run(t, timing) for t in trials if t.variant == keys.FRONTIER]
+    baseline = [run_of(t, timing) for t in trials if t.variant == keys.BASELINE]
+    frontier = [run_of(t, timing) for t in trials if t.variant == keys.FRONTIER]
     adaptive, refused = looks is not None, frontier_out_of_order(trials)  # a frontier not in step order prices nothing
     configs = []
     for config_id, members in groups.items():
         variant = members[0].variant
-        runs = [_run(t, timing) for t in members]
+        runs = [run_of(t, timing) for t in members]
         verdict, stopped = None, None
         if variant in (keys.METHOD, keys.CONTROL) and baseline and refused is None:
             judge = judging.verdict_options(mode) | {"same_model": variant == keys.CONTROL}
@@ -217,19 +216,6 @@ def _reading_order(trial: TrialSummary) -> tuple[int, float, int]:
     rank = {keys.BASELINE: 0, keys.FRONTIER: 1, keys.CONTROL: 2}.get(trial.variant, 3)
     number = (trial.config_id or "").rpartition("-")[2]
     return rank, -(trial.budget or 0.0), int(number) if number.isdigit() else 0
-
-
-def _run(trial: TrialSummary, timing: str = "steps") -> Run:
-    """A trial as the statistics see it: only a trial that trained to its end has a final accuracy and time."""
-    done = trial.status == keys.TERMINATED
-    curve = tuple((wall, value) for _, wall, value in trial.curve if wall is not None)
-    return Run(
-        seed=trial.repeat or 0,
-        accuracy=trial.final_metric if done else None,
-        time_s=trial_time(trial, timing) if done else None,
-        curve=curve,
-        budget=trial.budget if trial.variant == keys.FRONTIER else None,
-    )
 
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from raycomp.base import keys
 from raycomp.results.summary import TrialSummary
-from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE, Bounds
+from raycomp.results.verdicts import DEFAULT_CONFIDENCE, DEFAULT_EQUIVALENCE, DEFAULT_TOLERANCE, Bounds, Run
 
 if TYPE_CHECKING:
     from raycomp.config.judging import JudgingSection
@@ -90,3 +90,18 @@ def trial_time(trial: TrialSummary, timing: str = "steps") -> float | None:
     timed) falls back to its wall time."""
     value = getattr(trial, TIMINGS[timing])
     return value if value is not None else trial.wall_s
+
+
+def run_of(trial: TrialSummary, timing: str = "steps") -> Run:
+    """A trial as the statistics see it (``verdicts.Run``), for a sweep's verdicts and a find's race alike: only a
+    trial that trained to its end has a final value and time; only a frontier arm has a budget (the full baseline's
+    is 1.0, a method's none)."""
+    done = trial.status == keys.TERMINATED
+    curve = tuple((wall, value) for _, wall, value in trial.curve if wall is not None)
+    return Run(
+        seed=trial.repeat or 0,
+        accuracy=trial.final_metric if done else None,
+        time_s=trial_time(trial, timing) if done else None,
+        curve=curve,
+        budget=trial.budget if trial.variant == keys.FRONTIER else None,
+    )

@@ -23,8 +23,8 @@ from raycomp.launch.sweep.ledger import has_state, missing_arms, next_folder, re
 from raycomp.launch.sweep.outcome import ExperimentResults, trial_records
 from raycomp.launch.sweep.runner import fit_experiment
 from raycomp.launch.sweep.tuner import build_tuner, restore_tuner
-from raycomp.results.configs import trial_time
 from raycomp.results.frontier_steps import frontier_out_of_order
+from raycomp.results.judging import run_of
 from raycomp.results.summary import TrialSummary, summarize
 from raycomp.tracking.ref import RunRef
 
@@ -99,14 +99,16 @@ def observed(config: ExperimentConfig, grids: list[ExperimentResults]) -> list[T
 
 
 def _trial(summary: TrialSummary, timing: str) -> Trial:
+    """A trial as the race observes it: its arm, and its ``Run`` as a sweep's verdicts see it (``run_of``)."""
+    run = run_of(summary, timing)
     done = summary.status == keys.TERMINATED
     return Trial(
         arm=summary.config_id or summary.variant,
-        seed=summary.repeat or 0,
-        accuracy=summary.final_metric if done else None,
-        time_s=trial_time(summary, timing) if done else None,
-        curve=tuple((wall, value) for _, wall, value in summary.curve if wall is not None),
-        budget=summary.budget,
+        seed=run.seed,
+        accuracy=run.accuracy,
+        time_s=run.time_s,
+        curve=run.curve,
+        budget=run.budget,
         error=None if done else (summary.error_line or summary.error or "the trial failed"),
         trial_id=summary.trial_id,
     )
