@@ -12,7 +12,6 @@ algorithm is built here: the recipe builds each once (``config/recipe.py``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -27,6 +26,7 @@ from raycomp.base.layout import RunLayout
 from raycomp.config.algorithm_arguments import checked_algorithms
 from raycomp.config.evaluated import recorded_accuracy
 from raycomp.config.find import FindConfig
+from raycomp.config.flat import flattened, plain
 from raycomp.config.messages import Invalid, KeyPath, format_problems, problems_of, show
 from raycomp.config.optimization import OptimizerConfig, ScheduleConfig
 from raycomp.config.sections import (
@@ -183,19 +183,33 @@ class ExperimentConfig(Section):
             raise ConfigError(format_problems(problems_of(exc, cls), source, locations or {})) from None
 
     def with_overrides(self, flat: Mapping[str, Any]) -> ExperimentConfig:
-        """This config with dotted-path values substituted (a Tune trial's sample), validated again."""
-        data = self.to_dict()
+        """This config with dotted-path values substituted (a Tune trial's sample): a typed update, in which only
+        the sections the values touch are rebuilt from data and validated; the others are kept as they are."""
+        touched: dict[str, Any] = {}
         locations: dict[KeyPath, str] = {}
         problems: list[str] = []
         for path, value in flat.items():
-            value = _plain(value)
+            value, top = plain(value), path.split(".", 1)[0]
+            if top not in touched:
+                touched[top] = self.model_dump(mode="json", include={top}).get(top)
+            holder = {top: touched[top]}
             try:
-                locations[assign(data, path, value)] = f"override {path}={show(value)}"
+                locations[assign(holder, path, value)] = f"override {path}={show(value)}"
             except ValueError as exc:
                 problems.append(f"override {path}={show(value)}: {exc}")
+            touched[top] = holder[top]
         if problems:
             raise ConfigError(problems)
-        return ExperimentConfig.from_dict(data, source="<with_overrides>", locations=locations)
+        return self._updated(touched, "<with_overrides>", locations)
+
+    def _updated(self, changed: Mapping[str, Any], source: str, locations: Mapping[KeyPath, str]) -> ExperimentConfig:
+        """This config with the ``changed`` sections (as data) validated in; the rest pass as the objects they are
+        (pydantic does not validate a model instance again), then every rule across sections runs."""
+        kept = {name: getattr(self, name) for name in type(self).model_fields if name not in changed}
+        try:
+            return type(self).model_validate({**kept, **changed})
+        except ValidationError as exc:
+            raise ConfigError(format_problems(problems_of(exc, type(self)), source, locations)) from None
 
     @property
     def metric_num_classes(self) -> int:
@@ -205,12 +219,12 @@ class ExperimentConfig(Section):
     def without_algorithms(self, names: Iterable[str]) -> ExperimentConfig:
         """This config without the named algorithms, nor sweeps of their arguments (a baseline trial)."""
         names = set(names)
-        data = self.to_dict()
-        data["algorithms"] = {k: v for k, v in data["algorithms"].items() if k not in names}
-        if data["sweep"] is not None:
-            space = data["sweep"]["space"]
-            data["sweep"]["space"] = {p: d for p, d in space.items() if swept_algorithm(p) not in names}
-        return ExperimentConfig.from_dict(data, source="<without_algorithms>")
+        changed: dict[str, Any] = {"algorithms": {k: v for k, v in self.algorithms.items() if k not in names}}
+        if self.sweep is not None:
+            sweep = self.sweep.model_dump(mode="json")
+            sweep["space"] = {p: d for p, d in sweep["space"].items() if swept_algorithm(p) not in names}
+            changed["sweep"] = sweep
+        return self._updated(changed, "<without_algorithms>", {})
 
     def build_eval_metrics(self) -> dict[str, Metric]:
         """Fresh torchmetrics for ``eval.metrics``, by name (an ``Evaluator``'s ``metrics``)."""
@@ -222,28 +236,5 @@ class ExperimentConfig(Section):
         return self.model_dump(mode="json")
 
     def flatten(self) -> dict[str, Any]:
-        """Dotted key -> scalar, for logging params; algorithms show every argument, defaults included, and a
-        user model or data its ``class_path`` and each ``init_args`` value (not the unused built-in name)."""
-        data = self.to_dict()
-        data["algorithms"] = {name: args.model_dump(mode="json") for name, args in self.algorithms.items()}
-        for section in ("model", "data"):  # a class_path replaces the built-in name: do not show one as trained
-            if data[section]["class_path"] is not None:
-                del data[section]["name"]
-        flat: dict[str, Any] = {}
-        _flatten_into(flat, "", data)
-        return flat
-
-
-def _flatten_into(flat: dict[str, Any], prefix: str, value: Any) -> None:
-    if isinstance(value, dict) and value:
-        for key, child in value.items():
-            _flatten_into(flat, f"{prefix}.{key}" if prefix else str(key), child)
-    elif isinstance(value, dict | list):
-        flat[prefix] = json.dumps(value)
-    else:
-        flat[prefix] = value
-
-
-def _plain(value: Any) -> Any:
-    """NumPy scalars (as some Tune searchers sample) as Python ones, without importing NumPy."""
-    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") else value
+        """Dotted key -> scalar, for logging params and the training config's digest (``config/flat.py``)."""
+        return flattened(self)

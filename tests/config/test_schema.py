@@ -190,3 +190,20 @@ def test_layout_and_storage_path(tmp_path):
     assert config.layout == RunLayout.of("runs/x", "sb") and config.layout.run_dir == str(Path.cwd() / "runs/x/sb")
     assert config.layout.storage == str(Path.cwd() / "runs" / "x")
     assert ExperimentConfig.from_dict({"storage_path": "s3://bucket/runs"}).layout.storage == "s3://bucket/runs"
+
+
+def test_a_trials_values_are_a_typed_update_of_the_sections_they_touch(tmp_path):
+    """Issue 56 item 3: a trial's values went config -> dict -> config, every section validated again. Now only the
+    sections they touch are rebuilt and validated; the others are the same objects, and the rules across sections
+    still run."""
+    config = load_experiment(write(tmp_path, FULL)).with_overrides({"sweep": None})
+    trial = config.with_overrides({"optimizer.lr": 0.2, "algorithms.selective_backprop.keep": 0.3, "seed": 9})
+    assert trial.optimizer.lr == 0.2 and trial.algorithms["selective_backprop"].keep == 0.3 and trial.seed == 9
+    assert trial.model is config.model and trial.data is config.data and trial.schedule is config.schedule
+    assert trial.optimizer.nesterov and trial.algorithms["selective_backprop"].start == 0.3  # the rest kept
+    with pytest.raises(ConfigError, match=r"override algorithms\.selective_backprop\.keep=2\.0: .*keep"):
+        config.with_overrides({"algorithms.selective_backprop.keep": 2.0})
+    with pytest.raises(ConfigError, match=r"scaling\.num_workers"):
+        config.with_overrides({"scaling.num_workers": -1})
+    baseline = config.without_algorithms(["selective_backprop"])
+    assert baseline.algorithms == {} and baseline.optimizer is config.optimizer

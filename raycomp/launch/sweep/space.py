@@ -19,6 +19,7 @@ from raycomp.base.errors import ConfigError
 from raycomp.base.keys import BASELINE, CONTROL, FRONTIER, METHOD
 from raycomp.config import ExperimentConfig, SearchDomain, SweepConfig, trial_config
 from raycomp.config.arm import Arm
+from raycomp.config.flat import plain
 from raycomp.config.sweep import swept_algorithm
 from raycomp.launch.sweep.ledger import CONFIG_DIGEST
 from raycomp.launch.training_record import training_config_digest
@@ -99,7 +100,7 @@ def _method_configs(sweep: SweepConfig, seed: int) -> list[Arm]:
     for combination in itertools.product(*grids.values()):
         for sample in range(sweep.num_samples):
             rng = np.random.RandomState(_draw_seed(seed, combination, sample))
-            drawn = {path: _plain(sampler.sample(random_state=rng)) for path, sampler in samplers.items()}
+            drawn = {path: plain(sampler.sample(random_state=rng)) for path, sampler in samplers.items()}
             overrides = {path: {**dict(zip(grids, combination, strict=True)), **drawn}[path] for path in sweep.space}
             dropped, _ = sweep.left_out(overrides)  # space.algorithms: the arguments of those it does not run
             overrides = {path: None if swept_algorithm(path) in dropped else v for path, v in overrides.items()}
@@ -114,11 +115,6 @@ def _method_configs(sweep: SweepConfig, seed: int) -> list[Arm]:
 def _draw_seed(seed: int, combination: tuple[Any, ...], sample: int) -> int:
     text = json.dumps([seed, list(combination), sample], default=str)
     return zlib.crc32(text.encode())
-
-
-def _plain(value: Any) -> Any:
-    """NumPy scalars as Python ones: they go into YAML, MLflow params and results.json."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def baseline_arm(sweep: SweepConfig) -> Arm:
