@@ -5,8 +5,8 @@ transpose on the way in and out. Converting the weights once is enough: a convol
 channels-last returns a channels-last output, so the layout propagates through the network from the
 first layer on (inputs may stay NCHW). Only 4-D tensors change; the values do not, so the model computes
 the same function, and the Parameters keep their identity, so optimizers built before the change stay
-valid. On the CPU it can matter too: with torch 2.13's CPU kernels the built-in benchmark's SmallCNN
-trained at 0.61x the time per epoch, from faster max-pooling and BatchNorm (docs/methods/channels_last.md).
+valid. On the CPU it can matter too: torch's CPU max-pooling and BatchNorm kernels are faster on it, and the
+built-in SmallCNN trains faster per epoch (docs/methods/channels_last.md has the figures).
 
 Runs on INIT, before the Trainer moves the model to its device (``.to(device)`` keeps the layout).
 """

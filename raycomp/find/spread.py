@@ -31,7 +31,7 @@ from raycomp.results.spread import NEAR_FULL_BUDGET, REACH_POWER, Spread, amount
 
 # The spread's bound the offered tolerance is within reach at: its one-sided 75 % bound. The 90 % bound on the few
 # degrees of freedom of three seeds tripled it (a vacuous "equal"); the median took too small a tolerance to show
-# a truly equal 1.3x recipe in 80 % of simulated finds (75 %; 87 % at this bound: docs/benchmarks.md).
+# a truly equal 1.3x recipe in 80 % of simulated finds (docs/benchmarks.md has both rates).
 AUTO_QUANTILE = 0.25
 
 

@@ -94,7 +94,7 @@ def stop_workers(loaders: Iterable[object]) -> None:
     ``persistent_workers`` keeps them alive between epochs, and otherwise only garbage collection ends
     them. A Tune actor reused for the next trial then still held them: that trial's own DataLoader fork
     copied them, and their teardown (joins that time out in the copy) landed inside its timed training,
-    20 s out of 21.6 in a 3-trial local-mode sweep with ``data.num_workers: 2``. torch has no public call
+    nearly all of it in a 3-trial local-mode sweep with ``data.num_workers: 2``. torch has no public call
     for this; ``_shutdown_workers`` is what the iterator's own ``__del__`` runs. In a plain process, a second
     Trainer's forked workers copied the first one's uncollected iterators and ran their ``__del__`` there:
     "AssertionError: can only test a child process" tracebacks (issue 24).

@@ -83,8 +83,8 @@ def time_at(budget_times: Mapping[float, float], budget: float) -> float:
     measures the same step cost; their median is the seed's reference, not the full baseline's one trial.
     That trial alone carried whatever ran beside it: two trials share the machine's two cores, and in the
     default sweep the baseline happened to run beside the same lighter SelectiveBackprop arm at every seed
-    (the arms' order is seeded), 4-7 % below its own frontier budgets and its control, which then came out
-    a false ``slower``. The median of four trials with different neighbours halves that spread."""
+    (the arms' order is seeded), measurably below its own frontier budgets and its control, which then came
+    out a false ``slower`` (docs/report.md). The median of four trials with different neighbours halves that spread."""
     return budget * statistics.median(time_s / b for b, time_s in budget_times.items())
 
 

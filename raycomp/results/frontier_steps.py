@@ -3,9 +3,9 @@
 Every speed-up is read against the baseline's accuracy-against-time curve at its budgets (0.5, 1.5, ... of
 ``max_duration``; 1.0 is the baseline itself). An arm that trains another number of steps than its budget says
 moves that curve's points, and every verdict priced on the curve with them: in issue 55 a data module batching by 32
-trained 18 steps at budget 1.5 against the baseline's 39, and a method equal to the baseline at 0.83x its time was
-reported 0.16x. Each trial's steps are its last report's (``summary.curve``); at every seed they must grow with the
-budget, or nothing is judged against the frontier.
+trained fewer steps at budget 1.5 than the baseline at 1.0, and a method barely faster than the baseline was
+reported several times faster. Each trial's steps are its last report's (``summary.curve``); at every seed they
+must grow with the budget, or nothing is judged against the frontier.
 """
 
 from __future__ import annotations

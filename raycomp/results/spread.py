@@ -25,8 +25,8 @@ from raycomp.results.summary import TrialSummary
 
 REACH_POWER = 0.9  # "within reach": the seeds show a truly equal accuracy this often (the speed-up's half aside)
 # The budgets whose residuals measure a trial's own noise: trained near the baseline's length. A short budget's
-# accuracy swings far more between seeds than a method near the baseline's accuracy does (find_cnn's half budget
-# scored 43 to 67 % where the baseline scored 87 to 91 %), and put a 32-point tolerance "within reach".
+# accuracy swings far more between seeds than a method near the baseline's accuracy does (find_cnn's half budget:
+# docs/benchmarks.md, issue 55), and put a tolerance of tens of points "within reach".
 NEAR_FULL_BUDGET = 0.75
 
 
