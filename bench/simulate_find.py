@@ -30,7 +30,7 @@ import numpy as np
 from raycomp.find.answer import Answer, answer_of
 from raycomp.find.decide import advance, start
 from raycomp.find.observations import Observations, Trial
-from raycomp.find.plan import FindPlan
+from raycomp.find.plan import PROXY_SUFFIX, FindPlan, Proxy
 from raycomp.find.race import Round
 from raycomp.find.recipes import Candidate, Recipe
 from raycomp.results.judging import Judging
@@ -52,6 +52,8 @@ class World:
     seed_accuracy_sd: float = 0.005
     tolerance: float = 0.005  # the find's find.accuracy_tolerance in this world
     auto: bool = False  # find.accuracy_tolerance: auto (the find takes the tolerance its seeds can reach)
+    proxy: float | None = None  # the search races on this share of the run (find.proxy), None: at full length
+    proxy_effects: Effects | None = None  # what a recipe does on that shorter run (None: what it does at full)
 
 
 MEASURED = {"accuracy_sd": 0.0066, "seed_accuracy_sd": 0.005}  # find_cnn's Confirm (module docstring)
@@ -89,9 +91,12 @@ def draw_round(round_: Round, world: World, rng: np.random.Generator, seeds: dic
     trials = []
     for k, request in enumerate(requests):
         budget = request.budget or 1.0
-        speedup, gain = world.effects(request.recipe) if request.recipe is not None else (1.0, 0.0)
+        on_proxy = request.arm.endswith(PROXY_SUFFIX)  # a smaller copy of the run: its time, its own effects
+        effects = (world.proxy_effects or world.effects) if on_proxy else world.effects
+        speedup, gain = effects(request.recipe) if request.recipe is not None else (1.0, 0.0)
         seed_time, seed_accuracy = seeds[request.seed]
-        time_s = BASELINE_TIME_S * budget / speedup * seed_time * time_noise[k]
+        length = BASELINE_TIME_S * (world.proxy or 1.0 if on_proxy else 1.0)
+        time_s = length * budget / speedup * seed_time * time_noise[k]
         accuracy = float(np.interp(budget, BUDGETS, FRONTIER_ACCURACY)) + gain + seed_accuracy + accuracy_noise[k]
         trials.append(Trial(request.arm, request.seed, float(accuracy), float(time_s), budget=request.budget))
     return trials
@@ -104,9 +109,17 @@ def simulate_find(plan: FindPlan, world: World, rng: np.random.Generator) -> Ans
     return answer_of(plan, state)
 
 
-def plan_for(candidates_: tuple[Candidate, ...], tolerance: float = 0.005, auto: bool = False) -> FindPlan:
+def plan_for(
+    candidates_: tuple[Candidate, ...], tolerance: float = 0.005, auto: bool = False, proxy: float | None = None
+) -> FindPlan:
     budgets = tuple(b for b in BUDGETS if b != 1.0)
-    return FindPlan(candidates_, frontier_budgets=budgets, judging=Judging(tolerance=tolerance), tolerance_auto=auto)
+    return FindPlan(
+        candidates_,
+        frontier_budgets=budgets,
+        judging=Judging(tolerance=tolerance),
+        tolerance_auto=auto,
+        proxy=Proxy(proxy, duration=f"{proxy:g}dur") if proxy is not None else None,
+    )
 
 
 WORLDS: dict[str, tuple[tuple[Candidate, ...], World]] = {
@@ -142,6 +155,19 @@ WORLDS |= {
     ),
     "measured, tolerance auto: one 1.3x at equal accuracy": (candidates(5), measured(independent({"m2": 1.3}), True)),
 }
+# A search on a quarter of the run (find.proxy: 0.25dur), confirmed at full length. Where the proxy ranks right, m2
+# helps on both; where it ranks wrong, m1 is 1.4x on the short run and 0.8x on the real one (a warmup-like method).
+SHORT_ONLY = independent({"m1": 1.4, "m2": 1.2})
+WORLDS |= {
+    "proxy 0.25, ranks right: one 1.3x": (
+        candidates(5),
+        dataclasses.replace(measured(independent({"m2": 1.3})), proxy=0.25),
+    ),
+    "proxy 0.25, ranks wrong: m1 1.4x only on it, m2 1.2x": (
+        candidates(5),
+        dataclasses.replace(measured(independent({"m1": 0.8, "m2": 1.2})), proxy=0.25, proxy_effects=SHORT_ONLY),
+    ),
+}
 
 
 def rates(finds: int, seed: int = 0, cv: float | None = None) -> dict[str, dict[str, float]]:
@@ -150,7 +176,7 @@ def rates(finds: int, seed: int = 0, cv: float | None = None) -> dict[str, dict[
     table = {}
     for name, (candidates_, world) in WORLDS.items():
         world = world if cv is None else dataclasses.replace(world, cv=cv)
-        plan = plan_for(candidates_, world.tolerance, world.auto)
+        plan = plan_for(candidates_, world.tolerance, world.auto, world.proxy)
         answers = [simulate_find(plan, world, rng) for _ in range(finds)]
         recommended = [answer.recommended for answer in answers if answer.recommended is not None]
         table[name] = {

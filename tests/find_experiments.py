@@ -50,9 +50,10 @@ def shrunk(storage: Path, name: str, methods: Any = None, **find: Any) -> Path:
     return path
 
 
-def shrunk_find_cnn(storage: Path, name: str) -> Path:
+def shrunk_find_cnn(storage: Path, name: str, proxy: str | None = None) -> Path:
     """experiments/find_cnn.yaml shrunk: tiny data, one sure method, two seeds a stage (up to four in Screen and
-    Confirm, when two do not resolve on a busy machine), tracked in a SQLite store in ``storage``."""
+    Confirm, when two do not resolve on a busy machine), tracked in a SQLite store in ``storage``; with ``proxy``
+    (``0.5dur``) its search races on that share of the run (issue 57)."""
     config = yaml.safe_load((EXPERIMENTS / "find_cnn.yaml").read_text())
     config |= {
         "name": name,
@@ -69,6 +70,7 @@ def shrunk_find_cnn(storage: Path, name: str) -> Path:
         # optimizer set-up, seconds of CPU each), and none times its steps beside another.
         "max_concurrent_trials": 1,
         **{stage: [2, 4] if stage in ("screen", "confirm") else [2, 2] for stage in STAGES},
+        **({"proxy": {"max_duration": proxy}} if proxy else {}),
     }
     path = storage / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -106,6 +108,12 @@ def check_answer(printed: str, folder: Path, candidates_line: str) -> dict:
     else:
         assert answer["chosen"] == RECIPE and path == list(STAGES)
         assert min(answer["verdict"]["seeds"]) >= 2  # Confirm's own seeds, after the search's (0, 1, maybe more)
+    if answer["proxy"] is not None:  # issue 57: its cost said up front, and whether the proxy held under the answer
+        assert re.search(r"find: at most [\d,]+ trial-epochs with the proxy \(0\.5dur of the run\)", printed)
+        assert "did the proxy hold? (the search raced on 0.5dur of the run; Confirm ran at full length)" in printed
+        if answer["chosen"] is not None:
+            (held,) = [row for row in answer["proxy"]["recipes"] if row["recipe"] == RECIPE]
+            assert held["full"]["verdict"] == answer["verdict"]["verdict"] and isinstance(held["held"], bool)
     if answer["recommended"] is not None:
         assert answer["recommended"] == SHRUNK_METHOD and answer["verdict"]["verdict"] == "faster"
         assert f"recommended: {RECIPE}" in printed
@@ -121,10 +129,11 @@ def check_answer(printed: str, folder: Path, candidates_line: str) -> dict:
     return answer
 
 
-def check_find_runs(storage: Path, name: str, answer: dict) -> None:
+def check_find_runs(storage: Path, name: str, answer: dict, proxy: bool = False) -> None:
     """The find's MLflow runs: one parent with the recipe's tag, each trial's run tagged with its stage (the method
     and the baseline at each Screen seed; the recipe, the baseline and the control at each Confirm seed), all
-    FINISHED, and the find's page attached to the parent."""
+    FINISHED, and the find's page attached to the parent. With a ``proxy`` the search's arms are its own
+    (``baseline@proxy``) and Confirm's the full run's."""
     client = MlflowClient(f"sqlite:///{storage / 'mlflow.db'}")
     runs = client.search_runs([client.get_experiment_by_name(name).experiment_id], max_results=1000)
     (parent,) = [run for run in runs if run.data.tags.get("raycomp.kind") == "find"]
@@ -135,7 +144,8 @@ def check_find_runs(storage: Path, name: str, answer: dict) -> None:
         for t in trials
     }
     by_stage = {stage: sorted(int(r) for (_, r), st in stages.items() if st == stage) for stage in STAGES}
-    assert len(stages) == len(trials) and stages[("baseline", "0")] == "screen"
+    searched = "baseline@proxy" if proxy else "baseline"
+    assert len(stages) == len(trials) and stages[(searched, "0")] == "screen"
     assert len(by_stage["screen"]) == 2 * len(set(by_stage["screen"]))  # the method and the baseline, each seed
     if answer["chosen"] is not None:  # Confirm: the recipe, the baseline and the control at each fresh seed
         fresh = answer["verdict"]["seeds"]

@@ -18,6 +18,7 @@ from pydantic import Field, field_validator, model_validator
 from raycomp.base import keys
 from raycomp.config.judging import MAX_BUDGET, JudgingSection
 from raycomp.config.messages import Invalid, Problem, show, suggest
+from raycomp.config.sections import Section
 from raycomp.config.sweep import MAX_REPEATS
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h)")
@@ -35,6 +36,42 @@ def parse_budget(value: Any) -> float:
     return float(value)
 
 
+SEARCH_STAGES = ("screen", "tune", "compose")  # the stages a proxy may serve; Confirm always runs the full length
+
+
+class ProxyConfig(Section):
+    """A cheaper run the search stages race on (``find.proxy``): ``max_duration`` a fraction of the experiment's
+    (``0.25dur``) or a shorter time in its own unit (``1ep`` of ``4ep``, ``500ba``). Confirm trains at full length,
+    on fresh seeds, and the answer says whether the proxy's verdict held (docs/find.md)."""
+
+    max_duration: str = "0.25dur"
+    stages: list[Literal["screen", "tune", "compose"]] = Field(default_factory=lambda: list(SEARCH_STAGES))
+
+    @field_validator("max_duration")
+    @classmethod
+    def _a_shorter_time(cls, value: str) -> str:
+        from raycomp.core.time import Time, TimeUnit
+
+        try:
+            time = Time.from_timestring(value)
+        except ValueError:
+            time = None
+        if time is None or time.unit not in (TimeUnit.DURATION, TimeUnit.EPOCH, TimeUnit.BATCH) or time.value <= 0:
+            raise ValueError(
+                f"must be a fraction of the run such as '0.25dur', or a time in ep or ba, got {show(value)}"
+            )
+        if time.unit is TimeUnit.DURATION and time.value >= 1:
+            raise ValueError(f"must be shorter than the run (under 1dur), got {show(value)}")
+        return value
+
+    @field_validator("stages")
+    @classmethod
+    def _search_stages_in_order(cls, stages: list[str]) -> list[str]:
+        if not stages or list(stages) != [stage for stage in SEARCH_STAGES if stage in stages]:
+            raise ValueError(f"must be search stages in their order ({', '.join(SEARCH_STAGES)}), got {show(stages)}")
+        return stages
+
+
 class FindConfig(JudgingSection):
     """A recipe search over ``methods`` against the experiment as its baseline (``python -m raycomp.find``); its
     judging keys are ``JudgingSection``'s."""
@@ -50,6 +87,7 @@ class FindConfig(JudgingSection):
     confirm: list[int] = Field(default_factory=lambda: [3, 8])
     max_settings: int = Field(6, ge=1, le=50)  # argument settings Tune tries per method, its defaults included
     max_concurrent_trials: int | None = Field(None, ge=1)
+    proxy: ProxyConfig | None = None  # race the search stages on a shorter run, confirm at full length
 
     @field_validator("accuracy_tolerance", mode="before")
     @classmethod

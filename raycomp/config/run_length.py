@@ -110,3 +110,58 @@ def _outlasting(length: RunLength, where: KeyPath, value: Any, default: bool) ->
         f"{dotted(where)}: {value}{' (its default)' if default else ''} is {outlasts} the run ({length}): shorten "
         "it, or give it as a fraction of the run where it takes one (e.g. '0.1dur')"
     )
+
+
+def proxy_arguments(config: ExperimentConfig, name: str, given: Mapping[str, Any]) -> dict[str, str]:
+    """Method ``name``'s time arguments in batches or epochs (``given`` over its defaults) as their share of
+    ``config``'s run, for a proxy (a shorter run) to keep: ``1000ba`` of a 4,000-batch run is ``0.25dur``, which
+    a fixed 1000 batches on a quarter of the run would outlast. An argument whose share the config cannot tell
+    (batches of a run counted in epochs of data it cannot count) is left as it is; a fraction (``dur``) needs none."""
+    length, fields = run_length(config), arguments_schema(name).model_fields
+    values = {arg: field.default for arg, field in fields.items() if not field.is_required()} | dict(given)
+    scaled = {}
+    for arg, value in values.items():
+        try:
+            time = Time.from_timestring(value) if isinstance(value, str) else None
+        except ValueError:
+            time = None
+        total = {TimeUnit.BATCH: length.batches, TimeUnit.EPOCH: length.epochs}.get(time.unit) if time else None
+        if time is not None and total:
+            scaled[arg] = f"{min(1.0, time.value / total):.6g}dur"
+    return scaled
+
+
+def proxy_fraction(config: ExperimentConfig) -> tuple[float | None, str]:
+    """The share of ``config``'s run its ``find.proxy`` trains, and "" or why it cannot be told (at its key)."""
+    proxy = config.find.proxy if config.find is not None else None
+    if proxy is None:
+        return None, ""
+    time, full = Time.from_timestring(proxy.max_duration), config.max_duration
+    if time.unit is TimeUnit.DURATION:
+        return time.value, ""
+    if time.unit is full.unit:
+        fraction = time.value / full.value
+    else:
+        length = run_length(config)
+        total = {TimeUnit.BATCH: length.batches, TimeUnit.EPOCH: length.epochs}.get(time.unit)
+        if not total:
+            return (
+                None,
+                f"{proxy.max_duration} cannot be compared with max_duration {full}: give it as a fraction (0.25dur)",
+            )
+        fraction = time.value / total
+    if fraction >= 1:
+        return None, f"{proxy.max_duration} is not shorter than max_duration {full}"
+    return fraction, ""
+
+
+def proxy_duration(config: ExperimentConfig, fraction: float) -> Time:
+    """``fraction`` of ``config``'s run as its own ``max_duration``: whole epochs where they come out whole, else
+    batches (at least one)."""
+    full = config.max_duration
+    scaled = full.value * fraction
+    if full.unit is TimeUnit.EPOCH and abs(scaled - round(scaled)) > 1e-9:
+        batches = run_length(config).batches
+        if batches is not None:
+            return Time(max(1, round(batches * fraction)), TimeUnit.BATCH)
+    return Time(max(1, round(scaled)), full.unit)

@@ -25,6 +25,19 @@ class Answer:
     out_of_reach: str = ""  # why no candidate raced: the tolerance asked is out of reach of the seeds
     tolerance: float | None = None  # the accuracy tolerance the find judged with (find.accuracy_tolerance: auto)
     changed: dict[str, str] = dataclasses.field(default_factory=dict)  # what the find changed to make a method run
+    proxy: str = ""  # the shorter run the search raced on (``find.proxy.max_duration``), "" without one
+    on_proxy: dict[str, Verdict] = dataclasses.field(default_factory=dict)  # each recipe's verdict there
+    at_full: dict[str, Verdict] = dataclasses.field(default_factory=dict)  # each recipe Confirm ran at full length
+
+    def proxy_held(self) -> list[tuple[str, Verdict, Verdict | None, bool | None]]:
+        """For each recipe the proxy judged: (its key, the proxy's verdict, the full run's or None where it did not
+        run at full length, whether the proxy's call held: shown faster there and ``faster`` here, or neither)."""
+        held = []
+        for key, proxy in self.on_proxy.items():
+            full = self.at_full.get(key)
+            said = proxy.verdict == FASTER or (proxy.verdict == NO_EVIDENCE and proxy.speed_shown)
+            held.append((key, proxy, full, None if full is None else said == (full.verdict == FASTER)))
+        return held
 
     @property
     def timing_holds(self) -> bool:
@@ -71,6 +84,14 @@ def answer_of(plan: FindPlan, state: FindState) -> Answer:
         state.confirm.recipe, state.confirm.verdict, state.confirm.control, lines, len(plan.candidates), paths
     )
     changed = {c.name: c.changed for c in plan.candidates if c.changed}
+    proxy = plan.proxy.duration if plan.proxy is not None else ""
     return dataclasses.replace(
-        answer, spread=state.spread, out_of_reach=state.out_of_reach, tolerance=state.tolerance, changed=changed
+        answer,
+        spread=state.spread,
+        out_of_reach=state.out_of_reach,
+        tolerance=state.tolerance,
+        changed=changed,
+        proxy=proxy,
+        on_proxy=dict(state.confirm.proxy),
+        at_full=dict(state.confirm.full),
     )

@@ -20,7 +20,7 @@ from raycomp.base.errors import one_line
 from raycomp.config.algorithm_arguments import never_together
 from raycomp.config.find import AUTO
 from raycomp.config.messages import Problem
-from raycomp.find.plan import FindPlan, Seeds
+from raycomp.find.plan import FindPlan, Proxy, Seeds
 from raycomp.find.recipes import Arguments, Candidate, arguments
 from raycomp.preflight.applicability import algorithm_refusals
 from raycomp.preflight.probe import Workload, build_workload, model_label
@@ -61,7 +61,7 @@ def find_candidates(
             problems.append(((*METHODS, name), f"{algorithm_class(name).__name__} cannot run here: {why}"))
         else:
             left_out[name] = why
-    return tuple(candidates), left_out, problems + objective_problems_of_find(config, workload)
+    return tuple(candidates), left_out, problems + objective_problems_of_find(config, workload) + proxy_problems(config)
 
 
 def objective_problems_of_find(config: ExperimentConfig, workload: Workload) -> list[Problem]:
@@ -195,4 +195,25 @@ def find_plan(config: ExperimentConfig, candidates: tuple[Candidate, ...]) -> Fi
         frontier_budgets=tuple(sorted(find.baseline_budgets)),
         control=find.control,
         budget_s=find.budget,
+        proxy=_proxy(config),
     )
+
+
+def _proxy(config: ExperimentConfig) -> Proxy | None:
+    """The find section's proxy as the race takes it (its share of the run); its problems are ``proxy_problems``'."""
+    from raycomp.config.run_length import proxy_fraction
+
+    assert config.find is not None
+    fraction, _ = proxy_fraction(config)
+    proxy = config.find.proxy
+    if proxy is None or fraction is None:
+        return None
+    return Proxy(fraction, frozenset(proxy.stages), proxy.max_duration)
+
+
+def proxy_problems(config: ExperimentConfig) -> list[Problem]:
+    """A proxy whose length cannot be told against the run's, or that is not shorter: one line at its key."""
+    from raycomp.config.run_length import proxy_fraction
+
+    _, why = proxy_fraction(config)
+    return [(("find", "proxy", "max_duration"), why)] if why else []

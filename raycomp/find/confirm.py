@@ -6,33 +6,80 @@ never reported. Confirm races the recipe, with the baseline, its frontier and th
 ``confirm.first`` to ``confirm.last`` new seeds (group-sequential looks), until its verdict resolves, the seeds run
 out or the find's budget is spent. The control is judged on the same seeds: a ``faster`` or ``slower`` control
 means the machine's timing could not support the verdict, and nothing is recommended.
+
+After a search on a proxy (``find.proxy``), Confirm runs at full length: the proxy's ranking is a guess there. When
+its recipe is not shown faster, the next best on the proxy (a tuned survivor alone) is confirmed on the same fresh
+seeds, budget permitting, so a proxy that misled still ends in an answer; each recipe's verdict on the proxy and at
+full length is kept for the answer's "did the proxy hold" lines.
 """
 
 from __future__ import annotations
 
-from raycomp.find.race import Race, Request
-from raycomp.find.state import CONFIRM, describe, next_stage
-from raycomp.results.verdicts import RESOLVED
+from raycomp.find.race import Race, Request, merit
+from raycomp.find.recipes import Recipe
+from raycomp.find.state import CONFIRM, STAGES, describe, next_stage
+from raycomp.results.verdicts import FASTER, RESOLVED, Verdict
 
 
 def confirm(race: Race) -> list[Request]:
     plan, state = race.plan, race.state
     assert state.confirm.recipe is not None
+    if plan.proxy is not None and not state.confirm.proxy:  # what the proxy said, before the full run says
+        state.confirm.proxy = {recipe.key: _on_proxy(race, recipe) for recipe in _proxy_ranked(race)}
     while True:
-        n = state.confirm.n
+        recipe, n = state.confirm.recipe, state.confirm.n
         seeds = plan.confirm_seeds(n)
-        requests = race.missing([(state.confirm.recipe, seed) for seed in seeds], control=plan.control)
+        requests = race.missing([(recipe, seed) for seed in seeds], control=plan.control)
         if requests:
             return requests
         level = plan.confirm.level(n, plan.judging.confidence)
-        verdict = race.judge(state.confirm.recipe, seeds, level)
+        verdict = race.judge(recipe, seeds, level)
         next_look = plan.confirm_seed_trials
         if verdict.verdict in RESOLVED or n >= plan.confirm.last or race.overruns(next_look, plan.budget_s):
+            if plan.proxy is not None:
+                state.confirm.full[recipe.key] = verdict
+                following = _next_candidate(race) if verdict.verdict != FASTER else None
+                if following is not None:  # the proxy misled: the next in its ranking, on the same fresh seeds
+                    for name in recipe.names:
+                        state.note(name, CONFIRM, f"{recipe.key} did not hold at full length: {describe(verdict)}")
+                    state.confirm.recipe, state.confirm.n = following, plan.confirm.first
+                    continue
             state.confirm.verdict = verdict
             state.confirm.control = race.judge_control(seeds, level) if plan.control else None
-            confirmed = f"{state.confirm.recipe.key} on {n} fresh seeds: {describe(verdict)}"
-            for name in state.confirm.recipe.names:
+            confirmed = f"{recipe.key} on {n} fresh seeds: {describe(verdict)}"
+            for name in recipe.names:
                 state.leave(name, CONFIRM, f"in the recipe ({state.lines[name].outcome})", step=confirmed)
             state.stage = next_stage(CONFIRM)
             return []
         state.confirm.n = n + 1
+
+
+def _proxy_stage(race: Race) -> str:
+    assert race.plan.proxy is not None
+    return next(stage for stage in STAGES if stage in race.plan.proxy.stages)
+
+
+def _on_proxy(race: Race, recipe: Recipe) -> Verdict:
+    """``recipe``'s verdict over the search seeds it ran on the proxy (the search's own numbers, for comparison)."""
+    stage = _proxy_stage(race)
+    seeds = race.observations.seeds_of(race.arm(recipe.key, stage))
+    return race.judge(recipe, [seed for seed in seeds if seed < race.plan.search_seeds], stage=stage)
+
+
+def _proxy_ranked(race: Race) -> list[Recipe]:
+    """The recipe Confirm runs first, then the tuned survivors, best on the proxy first: the order in which a
+    proxy that misled is second-guessed."""
+    state = race.state
+    assert state.confirm.recipe is not None
+    tuned = sorted(state.tune.tuned.values(), key=lambda recipe: merit(_on_proxy(race, recipe)), reverse=True)
+    return list({recipe.key: recipe for recipe in (state.confirm.recipe, *tuned)}.values())
+
+
+def _next_candidate(race: Race) -> Recipe | None:
+    """The best recipe on the proxy that Confirm has not run, when its first look fits in the budget; else None."""
+    plan, state = race.plan, race.state
+    if race.overruns(plan.confirm.first, plan.budget_s):  # its own trials: the references at these seeds exist
+        return None
+    ranked = [recipe for recipe in _proxy_ranked(race) if recipe.key not in state.confirm.full]
+    viable = [recipe for recipe in ranked if merit(state.confirm.proxy.get(recipe.key) or _on_proxy(race, recipe)) > 0]
+    return viable[0] if viable else None

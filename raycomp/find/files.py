@@ -99,6 +99,20 @@ def write_find_files(
         "paths": {name: [dataclasses.asdict(step) for step in steps] for name, steps in answer.paths.items()},
         "left_out": left_out,
         "tried": tried(observations),
+        "proxy": None
+        if not answer.proxy
+        else {
+            "max_duration": answer.proxy,
+            "recipes": [
+                {
+                    "recipe": key,
+                    "proxy": dataclasses.asdict(proxy),
+                    "full": dataclasses.asdict(full) if full else None,
+                    "held": held,
+                }
+                for key, proxy, full, held in answer.proxy_held()
+            ],
+        },
     }
     paths = [folder / FIND_JSON]
     atomic_write_text(paths[0], json.dumps(document, indent=2, default=str) + "\n")

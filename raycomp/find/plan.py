@@ -33,6 +33,27 @@ class Seeds:
         return look_confidence(n, self.first, self.last, confidence)
 
 
+PROXY_SUFFIX = "@proxy"  # a proxy trial's arm: the recipe's (or reference's) name, trained on the shorter run
+
+
+@dataclasses.dataclass(frozen=True)
+class Proxy:
+    """The shorter run the search ``stages`` race on: ``fraction`` of the experiment's steps (``find.proxy``).
+    Its trials are arms of their own (``name@proxy``), so they never mix with the full run's in a verdict."""
+
+    fraction: float
+    stages: frozenset[str] = frozenset({"screen", "tune", "compose"})
+    duration: str = ""  # as the find section gave it (``0.25dur``, ``1ep``), for the answer's words
+
+    def arm(self, name: str) -> str:
+        return f"{name}{PROXY_SUFFIX}"
+
+
+def full_arm(arm: str) -> str:
+    """The arm a proxy arm stands for (itself when it is not one)."""
+    return arm.removesuffix(PROXY_SUFFIX)
+
+
 @dataclasses.dataclass(frozen=True)
 class FindPlan:
     """The candidates and the rules of the race. ``budget_s`` (None: no limit) is the find's wall time: the search
@@ -52,10 +73,19 @@ class FindPlan:
     control: bool = True
     budget_s: float | None = None
     search_share: float = 0.6
+    proxy: Proxy | None = None  # the search stages' shorter run (None: they race at full length)
 
     @functools.cached_property
     def by_name(self) -> Mapping[str, Candidate]:
         return {candidate.name: candidate for candidate in self.candidates}
+
+    def on_proxy(self, stage: str) -> bool:
+        """Whether ``stage``'s trials train on the proxy."""
+        return self.proxy is not None and stage in self.proxy.stages
+
+    def arm_for(self, stage: str, name: str) -> str:
+        """The arm ``stage`` trains ``name`` (a recipe's key or a reference) as: its proxy arm on the proxy."""
+        return self.proxy.arm(name) if self.proxy is not None and stage in self.proxy.stages else name
 
     @property
     def search_seeds(self) -> int:
@@ -79,3 +109,22 @@ class FindPlan:
     def search_limit_s(self) -> float | None:
         """When the search stages start no new look: ``search_share`` of the budget (None: no budget)."""
         return None if self.budget_s is None else self.search_share * self.budget_s
+
+    def most_runs(self) -> dict[str, float]:
+        """The most each part of the race can train, in full runs (a proxy trial counts its share; a frontier trial
+        its budget): each search stage's candidates at its last look, the references at the search seeds, and
+        Confirm at its last (the control included; a proxy's second-guess adds its recipe's trials again)."""
+        candidates = len(self.candidates)
+        settings = sum(len(candidate.settings) for candidate in self.candidates)
+        reference = 1 + sum(self.frontier_budgets)
+
+        def length(stage: str) -> float:
+            return self.proxy.fraction if self.proxy is not None and stage in self.proxy.stages else 1.0
+
+        return {
+            "screen": candidates * self.screen.last * length("screen"),
+            "tune": settings * self.tune.last * length("tune"),
+            "compose": max(0, candidates - 1) * 2 * self.compose.last * length("compose"),
+            "references": self.search_seeds * reference * length("screen"),
+            "confirm": self.confirm.last * (1 + reference + self.control),
+        }

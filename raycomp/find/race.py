@@ -43,27 +43,36 @@ class Race:
     def __init__(self, plan: FindPlan, state: FindState, observations: Observations, spent_s: float = 0.0):
         self.plan, self.state, self.observations, self.spent_s = plan, state, observations, spent_s
 
-    def judge(self, recipe: Recipe, seeds: Iterable[int], level: float | None = None) -> Verdict:
-        """``recipe`` against the baseline and its frontier at ``seeds``, its intervals at ``level``."""
-        seeds = list(seeds)
+    def arm(self, name: str, stage: str | None = None) -> str:
+        """The arm ``name`` trains as in ``stage`` (default: the stage in progress): on the proxy, its proxy arm."""
+        return self.plan.arm_for(stage or self.state.stage, name)
+
+    def judge(
+        self, recipe: Recipe, seeds: Iterable[int], level: float | None = None, stage: str | None = None
+    ) -> Verdict:
+        """``recipe`` against the baseline and its frontier at ``seeds``, its intervals at ``level``, on the run
+        ``stage`` trains (default: the stage in progress's)."""
+        seeds, obs = list(seeds), self.observations
         return self._verdict(
-            self.observations.runs(recipe.key, seeds),
-            self.observations.runs(keys.BASELINE, seeds),
-            self.observations.frontier_runs(self.plan.frontier_budgets, seeds),
+            obs.runs(self.arm(recipe.key, stage), seeds),
+            obs.runs(self.arm(keys.BASELINE, stage), seeds),
+            self._frontier(seeds, stage),
             level,
         )
 
     def judge_control(self, seeds: Iterable[int], level: float) -> Verdict:
-        seeds = list(seeds)
-        obs = self.observations
-        frontier = obs.frontier_runs(self.plan.frontier_budgets, seeds)
-        control, baseline = obs.runs(keys.CONTROL, seeds), obs.runs(keys.BASELINE, seeds)
-        return self._verdict(control, baseline, frontier, level, same_model=True)
+        seeds, obs = list(seeds), self.observations
+        control, baseline = obs.runs(self.arm(keys.CONTROL), seeds), obs.runs(self.arm(keys.BASELINE), seeds)
+        return self._verdict(control, baseline, self._frontier(seeds), level, same_model=True)
 
     def judge_pair(self, recipe: Recipe, rival: Recipe, seeds: Iterable[int], level: float) -> Verdict:
         """``recipe`` against ``rival`` itself, paired by seed: faster means faster than ``rival`` at its accuracy."""
         seeds, obs = list(seeds), self.observations
-        return self._verdict(obs.runs(recipe.key, seeds), obs.runs(rival.key, seeds), [], level)
+        return self._verdict(obs.runs(self.arm(recipe.key), seeds), obs.runs(self.arm(rival.key), seeds), [], level)
+
+    def _frontier(self, seeds: list[int], stage: str | None = None) -> list:
+        budgets = self.plan.frontier_budgets
+        return [run for b in budgets for run in self.observations.runs(self.arm(frontier_arm(b), stage), seeds)]
 
     def _verdict(
         self, runs: list, baseline: list, frontier: list, level: float | None, same_model: bool = False
@@ -84,7 +93,7 @@ class Race:
     def merit(self, recipe: Recipe) -> float:
         """How good ``recipe`` looks so far, to rank recipes: its log speed-up over every search seed it ran;
         -inf when it is less accurate, below the frontier (its speed-up only an upper bound) or not judged."""
-        seeds = [s for s in self.observations.seeds_of(recipe.key) if s < self.plan.search_seeds]
+        seeds = [s for s in self.observations.seeds_of(self.arm(recipe.key)) if s < self.plan.search_seeds]
         return merit(self.judge(recipe, seeds))
 
     def overruns(self, trials: int, limit_s: float | None) -> bool:
@@ -102,13 +111,14 @@ class Race:
         obs, requests = self.observations, []
         seeds = sorted({seed for _, seed in wanted})
         for recipe, seed in dict.fromkeys(wanted):
-            if not obs.has(recipe.key, seed):
-                requests.append(Request(recipe.key, seed, keys.METHOD, recipe))
+            if not obs.has(self.arm(recipe.key), seed):
+                requests.append(Request(self.arm(recipe.key), seed, keys.METHOD, recipe))
         for seed in seeds:
-            references = [Request(keys.BASELINE, seed, keys.BASELINE)]
-            references += [Request(frontier_arm(b), seed, keys.FRONTIER, budget=b) for b in self.plan.frontier_budgets]
+            references = [Request(self.arm(keys.BASELINE), seed, keys.BASELINE)]
+            budgets = self.plan.frontier_budgets
+            references += [Request(self.arm(frontier_arm(b)), seed, keys.FRONTIER, budget=b) for b in budgets]
             if control:
-                references.append(Request(keys.CONTROL, seed, keys.CONTROL))
+                references.append(Request(self.arm(keys.CONTROL), seed, keys.CONTROL))
             requests += [request for request in references if not obs.has(request.arm, seed)]
         return requests
 

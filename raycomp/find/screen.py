@@ -25,7 +25,7 @@ def screen(race: Race) -> list[Request]:
         for name, n in list(state.screen.open.items()):
             recipe = plan.by_name[name].default
             verdict = race.judge(recipe, range(n), plan.screen.level(n, plan.judging.confidence))
-            error = observations.error_of(recipe.key) if verdict.n == 0 else None
+            error = observations.error_of(race.arm(recipe.key)) if verdict.n == 0 else None
             if shown_faster(verdict):
                 state.screen.survivors.append(name)
                 shown = "" if verdict.verdict == FASTER else "faster at the accuracy it measured: "

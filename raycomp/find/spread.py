@@ -39,7 +39,7 @@ def settle_tolerance(plan: FindPlan, state: FindState, observations: Observation
     """Sets ``state.tolerance`` (and ``state.spread``) from the baseline's first seeds; the round that trains them
     while they are missing, else None. A tolerance out of reach ends the find (``state.out_of_reach``)."""
     seeds = range(plan.screen.first)
-    arms = [keys.BASELINE, *(frontier_arm(budget) for budget in plan.frontier_budgets)]
+    arms = [plan.arm_for(SCREEN, arm) for arm in (keys.BASELINE, *map(frontier_arm, plan.frontier_budgets))]
     runs = [[run for run in observations.runs(arm, seeds) if run.accuracy is not None and run.time_s] for arm in arms]
     if any(len(row) < len(seeds) for row in runs):
         return _references(plan, observations, seeds)
@@ -82,8 +82,11 @@ def _confirm_cap(plan: FindPlan, spent_s: float, trials: int) -> tuple[int, str]
 
 def _references(plan: FindPlan, observations: Observations, seeds: range) -> Round:
     """The baseline and its frontier at ``seeds``, those not trained yet: the find's first round."""
-    wanted = [Request(keys.BASELINE, seed, keys.BASELINE) for seed in seeds]
-    wanted += [Request(frontier_arm(b), s, keys.FRONTIER, budget=b) for b in plan.frontier_budgets for s in seeds]
+    wanted = [Request(plan.arm_for(SCREEN, keys.BASELINE), seed, keys.BASELINE) for seed in seeds]
+    budgets = plan.frontier_budgets
+    wanted += [
+        Request(plan.arm_for(SCREEN, frontier_arm(b)), s, keys.FRONTIER, budget=b) for b in budgets for s in seeds
+    ]
     return Round(SCREEN, tuple(r for r in wanted if not observations.has(r.arm, r.seed)))
 
 

@@ -72,6 +72,10 @@ class ConfirmState:
     n: int = 0
     verdict: Verdict | None = None
     control: Verdict | None = None
+    # With a proxy: each recipe's verdict on the proxy (the confirmed one's and each tuned survivor's), and each
+    # recipe Confirm ran at full length with its verdict there, in the order it ran them (a miss, then the next).
+    proxy: dict[str, Verdict] = dataclasses.field(default_factory=dict)
+    full: dict[str, Verdict] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass

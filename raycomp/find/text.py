@@ -23,6 +23,20 @@ def algorithms_block(algorithms: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def proxy_lines(answer: Answer) -> list[str]:
+    """Did the proxy hold: each recipe's verdict on the proxy beside its verdict at full length."""
+    if not answer.proxy:
+        return []
+    lines = ["", f"did the proxy hold? (the search raced on {answer.proxy} of the run; Confirm ran at full length)"]
+    width = max([len(key) for key in answer.on_proxy] + [4])
+    for key, proxy, full, held in answer.proxy_held():
+        at_full = "not run at full length" if full is None else f"full length: {describe(full)}"
+        word = "" if held is None else ("held: " if held else "did not hold: ")
+        lines.append(f"  {key:<{width}}  proxy: {describe(proxy)}")
+        lines.append(f"  {'':<{width}}  {word}{at_full}")
+    return lines
+
+
 def answer_lines(
     answer: Answer, algorithms: Mapping[str, Mapping[str, Any]] | None, left_out: Mapping[str, str], rule: str = ""
 ) -> list[str]:
@@ -37,6 +51,7 @@ def answer_lines(
         lines.append(f"  the recipe on fresh seeds: {describe(answer.verdict)}")
     if answer.control is not None:
         lines.append(f"  the control arm (the baseline again) on the same seeds: {describe(answer.control)}")
+    lines += proxy_lines(answer)
     if algorithms is not None:
         lines += [
             "",

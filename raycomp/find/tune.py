@@ -62,7 +62,7 @@ def _ran_only(race: Race) -> None:
     at least: Screen ran it), so that the budget ends Tune with no new trial."""
     observations = race.observations
     for rung in race.state.tune.halving.values():
-        ran = {recipe: len(observations.seeds_of(recipe.key)) for recipe in rung.alive}
+        ran = {recipe: len(observations.seeds_of(race.arm(recipe.key))) for recipe in rung.alive}
         rung.n = min(rung.n, max(2, max(ran.values())))
         rung.alive = [recipe for recipe in rung.alive if not race.missing([(recipe, s) for s in range(rung.n)])]
         rung.alive = rung.alive or [max(ran, key=ran.__getitem__)]

@@ -16,6 +16,7 @@ from typing import Any
 from raycomp.base import keys
 from raycomp.base.errors import NotFound, RaycompError, one_line
 from raycomp.find.files import FIND_JSON
+from raycomp.find.plan import PROXY_SUFFIX
 from raycomp.find.state import Line
 from raycomp.report.text import shown_path
 from raycomp.results.results_document import json_number
@@ -121,7 +122,12 @@ def find_report(document: dict[str, Any], source: str, folder: Path | None = Non
         lines=lines,
         paths={name: paths.get(name) or [line] for name, line in lines.items()},
         left_out=dict(document.get("left_out", {})),
-        tried=tuple(_arm(row, index) for index, row in enumerate(document.get("tried", []))),
+        # the full run's arms: a proxy's (``name@proxy``, a shorter run) stay in find.json, off this page's axes
+        tried=tuple(
+            _arm(row, index)
+            for index, row in enumerate(document.get("tried", []))
+            if not str(row.get("arm", "")).endswith(PROXY_SUFFIX)
+        ),
         source=source,
         folder=folder,
     )

@@ -26,6 +26,7 @@ from raycomp.tracking.store import make_client
 
 FIND_KIND = keys.FIND_KIND  # the parent run's raycomp.kind
 STAGE_TAG = keys.FIND_STAGE_TAG  # on each trial's run: screen, tune, compose or confirm
+PROXY_TAG = "raycomp.find.proxy"  # on a trial's run that trained on the find's proxy: its max_duration (0.25dur)
 RECIPE_TAG = "raycomp.find.recipe"  # on the parent: the recommended recipe ("none" when none is)
 VERDICT_TAG = "raycomp.find.verdict"  # on the parent: the confirmed verdict of the recipe Confirm ran
 
@@ -46,12 +47,13 @@ def find_run(config: ExperimentConfig, experiment_file: str | None, *, resume: b
         yield run
 
 
-def tag_stage(parent: RunRef, trial_ids: Iterable[str], stage: str) -> bool:
-    """Tags the runs of ``trial_ids`` (children of ``parent``) with the stage that trained them. Never raises."""
-    return tag_stages(parent, dict.fromkeys(trial_ids, stage))
+def tag_stage(parent: RunRef, trial_ids: Iterable[str], stage: str, proxy: str = "") -> bool:
+    """Tags the runs of ``trial_ids`` (children of ``parent``) with the stage that trained them, and with the
+    proxy's length when they trained on it. Never raises."""
+    return tag_stages(parent, dict.fromkeys(trial_ids, stage), proxy)
 
 
-def tag_stages(parent: RunRef, stages: Mapping[str, str]) -> bool:
+def tag_stages(parent: RunRef, stages: Mapping[str, str], proxy: str = "") -> bool:
     """Tags each trial's run (by trial id, children of ``parent``) with its stage, where it lacks that tag; False
     when the store refused (said once). Never raises, and gives up at the first refused tag: with the server down
     every further one would wait out its own timeouts. The find's end calls it again for every trial, so tags an
@@ -69,7 +71,7 @@ def tag_stages(parent: RunRef, stages: Mapping[str, str]) -> bool:
         stage = stages.get(trial_id)
         if stage is not None and tagged != stage:
             child = RunRef(parent.tracking_uri, parent.experiment_id, run_id)
-            if not BatchedClient(child).set_tags({STAGE_TAG: stage}):
+            if not BatchedClient(child).set_tags({STAGE_TAG: stage, **({PROXY_TAG: proxy} if proxy else {})}):
                 return False
     return True
 

@@ -1,4 +1,5 @@
-"""`python -m raycomp.find` for real: experiments/find_cnn.yaml shrunk (tests/find_experiments.py), stopped by
+"""`python -m raycomp.find` for real: experiments/find_cnn.yaml shrunk (tests/find_experiments.py), its search on a
+proxy of half the run and its Confirm at full length (issue 57), stopped by
 SIGTERM, then killed outright mid-stage (SIGKILL to the driver's process group, its private Ray with it), each time
 `--resume`d (the last time in this process, on the suite's Ray): the round in flight is restored from its Tune
 folder, no finished trial trains again, every arm keeps one MLflow run; and the find it ends as: its answer and
@@ -92,7 +93,7 @@ def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_to_its_answer_a
     The find's trials run one at a time: each round's trials then share one trial process (its imports, its
     first MLflow and optimizer set-up: seconds of CPU each) instead of two, on a 2-core machine already busy.
     Its trials train 2 epochs, a checkpoint each: a trial killed mid-way has one to resume from."""
-    path = shrunk_find_cnn(tmp_path, "killed")
+    path = shrunk_find_cnn(tmp_path, "killed", proxy="0.5dur")  # the search on 1 epoch of 2 (issue 57)
 
     process, log = run_until_finished(path, 1)
     before = finished_steps(tmp_path)
@@ -132,7 +133,14 @@ def test_a_find_stopped_by_sigterm_then_killed_mid_stage_resumes_to_its_answer_a
     for run_id, logged in before.items():  # finished before the kill: not one step trained again
         assert steps(tmp_path, run_id) == logged
         assert "raycomp.retrained_from_step" not in by_id[run_id].data.tags
-    check_find_runs(tmp_path, "killed", answer)
+    check_find_runs(tmp_path, "killed", answer, proxy=True)
+    searched = [run for run in runs if run.data.tags["raycomp.config_id"].endswith("@proxy")]
+    confirmed = [run for run in runs if run.data.tags.get("raycomp.find.stage") == "confirm"]
+    assert searched and {run.data.tags.get("raycomp.find.stage") for run in searched} <= {"screen", "tune", "compose"}
+    assert {run.data.tags.get("raycomp.find.proxy") for run in searched} == {"0.5dur"}
+    if confirmed:  # the whole run: twice the proxy's steps
+        assert min(steps(tmp_path, r.info.run_id) for r in confirmed) == 2 * max(steps(tmp_path, r.info.run_id)
+                                                                                   for r in searched)  # fmt: skip
     if answer["recommended"]:  # the recipe trains, as a user trains it
         assert train_cli.main([str(tmp_path / "killed" / "recipe.yaml")]) == 0
         assert (tmp_path / "killed-recipe").is_dir()

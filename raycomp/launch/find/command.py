@@ -66,6 +66,8 @@ def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_
     for candidate in plan.candidates:
         if candidate.changed:
             print(f"find: {candidate.name} {candidate.changed}", flush=True)
+    if plan.proxy is not None:
+        print(f"find: {cost_line(config, plan)}", flush=True)
     for warning in find_duration_warnings(config, plan):
         print(f"warning: {warning}", flush=True)
     if options.resume:  # a --resume it must refuse is refused before its MLflow run is reopened (and marked FAILED)
@@ -94,6 +96,26 @@ def _find(config: ExperimentConfig, options: SweepOptions, plan: FindPlan, left_
         report_answer(config, outcome, parent, left_out)
         report_at_find_end(config.layout.local_dir, parent)  # the page: each candidate's path, the Pareto front
     return EXIT_USAGE if outcome.answer.out_of_reach else 0  # the user chooses a tolerance, then --resume
+
+
+def cost_line(config: ExperimentConfig, plan: FindPlan) -> str:
+    """What the race trains at most, in trial-epochs (or trial-batches), on the proxy and at full length, against
+    racing every stage at full length: said before it starts (``FindPlan.most_runs``)."""
+    import dataclasses
+
+    duration = config.max_duration
+    unit = {"ep": "epochs", "ba": "batches"}.get(duration.unit.value, duration.unit.value)
+    runs, full = plan.most_runs(), dataclasses.replace(plan, proxy=None).most_runs()
+    parts = []
+    for part, amount in runs.items():
+        on_proxy = plan.on_proxy(part if part != "references" else "screen")
+        where = f" on the proxy ({full[part] * duration.value:,.0f} at full length)" if on_proxy else " at full length"
+        parts.append(f"{part} {amount * duration.value:,.0f}{where}")
+    total, all_full = sum(runs.values()) * duration.value, sum(full.values()) * duration.value
+    return (
+        f"at most {total:,.0f} trial-{unit} with the proxy ({plan.proxy.duration if plan.proxy else ''} of the run): "
+        f"{'; '.join(parts)}; every stage at full length: {all_full:,.0f}"
+    )
 
 
 def _objective(config: ExperimentConfig) -> tuple[str, str]:

@@ -89,12 +89,14 @@ def _run_pending(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None
     round_, folder = progress.pending, progress.folder
     assert round_ is not None and folder is not None
     recipes = [request.recipe for request in round_.requests if request.recipe is not None]
-    trial_config = round_config(config, plan.candidates, recipes)
+    proxy = plan.proxy if plan.on_proxy(round_.stage) else None
+    trial_config = round_config(config, plan.candidates, recipes, proxy)
     shown = ", ".join(dict.fromkeys(recipe.key for recipe in recipes)) or "references only"
     print(f"find: {round_.stage}: {len(round_.requests)} trials ({shown})", flush=True)
     print(f"find: {_so_far(plan, progress)}", flush=True)
     started = time.monotonic()
-    grids, interrupted = run_round(trial_config, parent, [arm_of(request) for request in round_.requests], folder)
+    arms = [arm_of(request, config if proxy else None) for request in round_.requests]
+    grids, interrupted = run_round(trial_config, parent, arms, folder)
     progress.state.spent_s += time.monotonic() - started
     if interrupted:
         return False
@@ -105,7 +107,8 @@ def _run_pending(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None
     if parent is not None:
         from raycomp.tracking.find_runs import tag_stage
 
-        tag_stage(parent, [trial.trial_id for trial in trials if trial.trial_id], round_.stage)
+        on_proxy = proxy.duration if proxy is not None else ""
+        tag_stage(parent, [trial.trial_id for trial in trials if trial.trial_id], round_.stage, on_proxy)
     return True
 
 

@@ -16,7 +16,9 @@ from raycomp.base import keys
 from raycomp.base.errors import FrontierOutOfOrder
 from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
+from raycomp.config.run_length import proxy_arguments, proxy_duration
 from raycomp.find.observations import Trial
+from raycomp.find.plan import Proxy
 from raycomp.find.race import Request
 from raycomp.find.recipes import Candidate, Recipe
 from raycomp.launch.sweep.ledger import has_state, missing_arms, next_folder, result_arm, set_aside_damaged_state
@@ -32,16 +34,21 @@ Folder = tuple[str, str]  # (storage_path, name) of a Tune experiment, as its Ru
 
 
 def round_config(
-    config: ExperimentConfig, candidates: Sequence[Candidate], recipes: Iterable[Recipe]
+    config: ExperimentConfig, candidates: Sequence[Candidate], recipes: Iterable[Recipe], proxy: Proxy | None = None
 ) -> ExperimentConfig:
     """The config a round's trials train from: the experiment (its ``find`` section dropped), every candidate
-    selectable, and a ``sweep`` section holding the find's judging keys."""
+    selectable, and a ``sweep`` section holding the find's judging keys. On the ``proxy``, the run is its share
+    of the experiment's, and the experiment's own algorithms keep their time arguments' share of it."""
     find = config.find
     assert find is not None
     lists = [[candidate.name] for candidate in candidates]
     lists += [list(recipe.names) for recipe in recipes if len(recipe.names) > 1]
     data = config.to_dict()
     data["find"] = None
+    if proxy is not None:
+        data["max_duration"] = str(proxy_duration(config, proxy.fraction))
+        for name, given in data["algorithms"].items():
+            given.update(proxy_arguments(config, name, given))
     data["algorithms"] = {**data["algorithms"], **{candidate.name: {} for candidate in candidates}}
     data["sweep"] = {
         "space": {"algorithms": {"grid": [names for k, names in enumerate(lists) if names not in lists[:k]]}},
@@ -53,13 +60,17 @@ def round_config(
     return ExperimentConfig.from_dict(data, source="<find round>")
 
 
-def arm_of(request: Request) -> Arm:
-    """A request as the sweep arm that trains it: a recipe's names and arguments, or a reference."""
+def arm_of(request: Request, proxy_of: ExperimentConfig | None = None) -> Arm:
+    """A request as the sweep arm that trains it: a recipe's names and arguments, or a reference. On a proxy of
+    ``proxy_of`` (the experiment), a method's time arguments keep their share of the run (``proxy_arguments``)."""
     if request.recipe is None:  # every swept column, as a sweep's references have them (Tune's table reads them)
         return Arm(request.variant, request.arm, {"algorithms": None}, repeat=request.seed, budget=request.budget)
     overrides: dict[str, Any] = {"algorithms": list(request.recipe.names)}
     for method in request.recipe.methods:
-        overrides |= {f"algorithms.{method.name}.{arg}": value for arg, value in method.arguments}
+        given = dict(method.arguments)
+        if proxy_of is not None:
+            given |= proxy_arguments(proxy_of, method.name, given)
+        overrides |= {f"algorithms.{method.name}.{arg}": value for arg, value in given.items()}
     return Arm(keys.METHOD, request.arm, overrides, repeat=request.seed)
 
 
