@@ -145,10 +145,8 @@ def proxy_fraction(config: ExperimentConfig) -> tuple[float | None, str]:
         length = run_length(config)
         total = {TimeUnit.BATCH: length.batches, TimeUnit.EPOCH: length.epochs}.get(time.unit)
         if not total:
-            return (
-                None,
-                f"{proxy.max_duration} cannot be compared with max_duration {full}: give it as a fraction (0.25dur)",
-            )
+            fix = "give it as a fraction of the run (0.25dur)"
+            return None, f"{proxy.max_duration} cannot be compared with max_duration {full}: {fix}"
         fraction = time.value / total
     if fraction >= 1:
         return None, f"{proxy.max_duration} is not shorter than max_duration {full}"

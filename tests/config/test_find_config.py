@@ -43,6 +43,10 @@ def test_methods_take_a_list_a_mapping_of_arguments_or_auto_and_budgets_take_uni
         ({"screen": [3, 2]}, "find.screen: must be [first, last] seeds with 2 <= first <= last"),
         ({"baseline_budgets": [1.0]}, "find.baseline_budgets[0]: must be in (0, 4] and not 1"),
         ({"budget": "-5m"}, "find.budget: must be a time"),
+        ({"proxy": {"max_duration": "1.5dur"}}, "find.proxy.max_duration: must be shorter than the run"),
+        ({"proxy": {"max_duration": "100tok"}}, "find.proxy.max_duration: must be a fraction of the run"),
+        ({"proxy": {"stages": ["tune", "screen"]}}, "find.proxy.stages: must be search stages in their order"),
+        ({"proxy": {"stages": ["confirm"]}}, "find.proxy.stages[0]: "),
     ],
 )
 def test_each_bad_value_is_named_at_its_key(find, expected):

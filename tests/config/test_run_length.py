@@ -79,3 +79,36 @@ def test_a_find_method_s_arguments_are_measured_over_its_defaults():
     ]
     assert long_arguments(short, ("find", "methods", "ema"), "ema", {"half_life": "0.1dur"}) == []
     assert long_arguments(short, ("find", "methods", "mixup"), "mixup", {}) == []
+
+
+@pytest.mark.parametrize(
+    ("proxy", "fraction", "duration", "problem"),
+    [
+        ("0.25dur", 0.25, "2ep", ""),
+        ("2ep", 0.25, "2ep", ""),
+        ("32ba", 0.25, "2ep", ""),  # 128 batches in 8 epochs of 16
+        ("0.1dur", 0.1, "13ba", ""),  # 0.8 epochs: batches
+        ("8ep", None, None, "8ep is not shorter than max_duration 8ep"),
+    ],
+)
+def test_a_proxy_is_its_share_of_the_run_in_the_runs_own_units(proxy, fraction, duration, problem):
+    """Issue 57: find.proxy.max_duration as a share of the run, and the run it trains."""
+    from raycomp.config.run_length import proxy_duration, proxy_fraction
+
+    found = config(max_duration="8ep", find={"methods": ["mixup"], "proxy": {"max_duration": proxy}})
+    share, why = proxy_fraction(found)
+    assert why == problem and (share is None if fraction is None else share == pytest.approx(fraction))
+    if duration is not None:
+        assert str(proxy_duration(found, share)) == duration
+
+
+def test_a_proxy_in_batches_of_a_run_counted_in_epochs_of_uncounted_data_is_refused_with_the_fix():
+    from raycomp.config.run_length import proxy_fraction
+
+    text = {"data": {"name": "stdlib_text", "batch_size": 8}, "model": {"name": "gpt"}}  # its batches: the loader's
+    found = config(**text, find={"methods": ["mixup"], "proxy": {"max_duration": "32ba"}})
+    assert proxy_fraction(found) == (
+        None,
+        "32ba cannot be compared with max_duration 2ep: give it as a fraction of the run (0.25dur)",
+    )
+    assert proxy_fraction(config(**text)) == (None, "")  # no find section: no proxy

@@ -48,3 +48,28 @@ def test_a_method_arm_trains_its_recipe_and_the_references_none_of_the_candidate
         assert reference.to_dict()["algorithms"] == {"gradient_clipping": {"clipping_threshold": 2.0}}
     frontier = trial_config(rounds, arm_of(Request("frontier-0.5", 1, keys.FRONTIER, budget=0.5)))
     assert str(frontier.max_duration) == "1ep"
+
+
+def test_a_proxy_round_trains_its_share_of_the_run_with_time_arguments_keeping_their_share():
+    """Issue 57: on the proxy (a quarter of 8 epochs), each trial trains 2 epochs, its frontier budgets shares of
+    those, and a time argument in batches (EMA's half-life, the experiment's or a recipe's) its share of the run."""
+    from raycomp.find.plan import Proxy
+
+    experiment = {**EXPERIMENT, "max_duration": "8ep", "algorithms": {"ema": {"half_life": "8ba"}}}
+    config = ExperimentConfig.from_dict({**experiment, "find": {**EXPERIMENT["find"], "proxy": {}}})
+    proxy = Proxy(0.25, duration="0.25dur")
+    recipe = Recipe.of(Method("progressive_resizing", (("delay_fraction", 0.5),)), Method("layer_freezing"))
+    rounds = round_config(config, (Candidate("progressive_resizing"), Candidate("layer_freezing")), [recipe], proxy)
+    assert str(rounds.max_duration) == "2ep"
+    assert rounds.to_dict()["algorithms"]["ema"] == {"half_life": "0.25dur"}  # 8 of the run's 32 batches
+    baseline = trial_config(rounds, arm_of(Request(f"{keys.BASELINE}@proxy", 0, keys.BASELINE), config))
+    assert str(baseline.max_duration) == "2ep" and baseline.to_dict()["algorithms"] == {"ema": {"half_life": "0.25dur"}}
+    assert (
+        str(trial_config(rounds, arm_of(Request("frontier-0.5@proxy", 0, keys.FRONTIER, budget=0.5))).max_duration)
+        == "1ep"
+    )
+    method = trial_config(rounds, arm_of(Request(f"{recipe.key}@proxy", 0, keys.METHOD, recipe), config))
+    assert method.to_dict()["algorithms"]["progressive_resizing"]["delay_fraction"] == 0.5  # a fraction stays
+    assert method.to_dict()["algorithms"]["layer_freezing"].get("freeze_start", "0.5dur").endswith("dur")
+    full = round_config(config, (Candidate("progressive_resizing"),), [])
+    assert str(full.max_duration) == "8ep" and full.to_dict()["algorithms"]["ema"] == {"half_life": "8ba"}
