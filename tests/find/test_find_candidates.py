@@ -211,3 +211,21 @@ def test_a_method_that_may_not_train_with_the_experiments_own_is_never_raced():
     named = ExperimentConfig.from_dict({**SMALL, "algorithms": {"mixup": {}}, "find": {"methods": ["cutmix"]}})
     ((where, message),) = find_candidates(named)[2]
     assert where == ("find", "methods", "cutmix") and "cannot be trained with mixup" in message
+
+
+def test_the_cost_of_a_find_on_a_proxy_is_said_up_front_against_racing_at_full_length():
+    """Issue 57 item 4: per stage, the most it trains on the proxy and what that would be at full length."""
+    from raycomp.find.recipes import Candidate
+    from raycomp.launch.find.command import cost_line
+
+    find = {"methods": ["mixup", "cutmix"], "baseline_budgets": [0.5], "proxy": {"max_duration": "1ep"}}
+    config = ExperimentConfig.from_dict({**SMALL, "max_duration": "4ep", "find": find})
+    plan = find_plan(config, (Candidate("mixup"), Candidate("cutmix")))
+    line = cost_line(config, plan)
+    # Screen: 2 candidates at 6 seeds, a quarter of 4 epochs each; Confirm: 8 seeds of recipe, baseline, half-budget
+    # frontier and control at full length
+    assert "with the proxy (1ep of the run): screen 12 on the proxy (48 at full length)" in line, line
+    assert "confirm 112 at full length" in line and line.startswith("at most ")
+    total = int(line.split(" trial-epochs")[0].removeprefix("at most ").replace(",", ""))
+    full = int(line.rsplit("every stage at full length: ", 1)[1].replace(",", ""))
+    assert total < full
