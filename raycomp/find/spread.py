@@ -20,12 +20,13 @@ length: ``NEAR_FULL_BUDGET``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from raycomp.base import keys
 from raycomp.find.observations import Observations, frontier_arm
 from raycomp.find.plan import FindPlan
 from raycomp.find.race import Request, Round
-from raycomp.find.state import SCREEN, FindState
+from raycomp.find.state import CONFIRM, SCREEN, FindState
 from raycomp.results.seed_power import reachable_tolerance
 from raycomp.results.spread import NEAR_FULL_BUDGET, REACH_POWER, Spread, amount
 
@@ -38,11 +39,11 @@ AUTO_QUANTILE = 0.25
 def settle_tolerance(plan: FindPlan, state: FindState, observations: Observations) -> Round | None:
     """Sets ``state.tolerance`` (and ``state.spread``) from the baseline's first seeds; the round that trains them
     while they are missing, else None. A tolerance out of reach ends the find (``state.out_of_reach``)."""
-    seeds = range(plan.screen.first)
-    arms = [plan.arm_for(SCREEN, arm) for arm in (keys.BASELINE, *map(frontier_arm, plan.frontier_budgets))]
+    stage, seeds = _measured_at(plan)
+    arms = [plan.arm_for(stage, arm) for arm in (keys.BASELINE, *map(frontier_arm, plan.frontier_budgets))]
     runs = [[run for run in observations.runs(arm, seeds) if run.accuracy is not None and run.time_s] for arm in arms]
     if any(len(row) < len(seeds) for row in runs):
-        return _references(plan, observations, seeds)
+        return _references(plan, observations, stage, seeds)
     near_full = [True, *(budget >= NEAR_FULL_BUDGET for budget in plan.frontier_budgets)]
     table = [[run.accuracy for run in row] for row, used in zip(runs, near_full, strict=True) if used]
     spread = Spread.of(table, [run.time_s for run in runs[0]])  # type: ignore[arg-type, misc]
@@ -80,14 +81,23 @@ def _confirm_cap(plan: FindPlan, spent_s: float, trials: int) -> tuple[int, str]
     return max(2, affordable), "Confirm, in what find.budget leaves it,"
 
 
-def _references(plan: FindPlan, observations: Observations, seeds: range) -> Round:
-    """The baseline and its frontier at ``seeds``, those not trained yet: the find's first round."""
-    wanted = [Request(plan.arm_for(SCREEN, keys.BASELINE), seed, keys.BASELINE) for seed in seeds]
+def _measured_at(plan: FindPlan) -> tuple[str, Sequence[int]]:
+    """Where the spread is measured: the first seeds of Screen, or, when Screen races on a proxy, the first seeds of
+    Confirm at full length (the spread Confirm's verdict faces; Confirm reuses those references, so they cost
+    nothing more, and no recipe is chosen on them)."""
+    if plan.on_proxy(SCREEN):
+        return CONFIRM, plan.confirm_seeds(plan.confirm.first)
+    return SCREEN, range(plan.screen.first)
+
+
+def _references(plan: FindPlan, observations: Observations, stage: str, seeds: Sequence[int]) -> Round:
+    """The baseline and its frontier at ``seeds`` as ``stage`` trains them, those not trained yet: the first round."""
+    wanted = [Request(plan.arm_for(stage, keys.BASELINE), seed, keys.BASELINE) for seed in seeds]
     budgets = plan.frontier_budgets
     wanted += [
-        Request(plan.arm_for(SCREEN, frontier_arm(b)), s, keys.FRONTIER, budget=b) for b in budgets for s in seeds
+        Request(plan.arm_for(stage, frontier_arm(b)), s, keys.FRONTIER, budget=b) for b in budgets for s in seeds
     ]
-    return Round(SCREEN, tuple(r for r in wanted if not observations.has(r.arm, r.seed)))
+    return Round(stage, tuple(r for r in wanted if not observations.has(r.arm, r.seed)))
 
 
 def _rounded_up(value: float) -> float:
