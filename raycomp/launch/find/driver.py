@@ -137,7 +137,7 @@ def _so_far(plan: FindPlan, progress: Progress) -> str:
 
 
 def plan_data(plan: FindPlan) -> dict[str, Any]:
-    """What a continued find must share with the find it continues: its candidates, settings and seeds."""
+    """What a continued find must share with the find it continues: its candidates, settings, seeds and proxy."""
     candidates = [
         [c.name, [list(map(list, s)) for s in c.settings], sorted(c.incompatible_with)] for c in plan.candidates
     ]
@@ -145,7 +145,9 @@ def plan_data(plan: FindPlan) -> dict[str, Any]:
         stage: [getattr(plan, stage).first, getattr(plan, stage).last]
         for stage in ("screen", "tune", "compose", "confirm")
     }
-    return json.loads(json.dumps({"candidates": candidates, "seeds": seeds, "halving": plan.halving}))
+    proxy = None if plan.proxy is None else {"fraction": plan.proxy.fraction, "stages": sorted(plan.proxy.stages)}
+    shared = {"candidates": candidates, "seeds": seeds, "halving": plan.halving}
+    return json.loads(json.dumps(shared | ({"proxy": proxy} if proxy else {})))  # a find without: as before
 
 
 def check_resumable(config: ExperimentConfig, plan: FindPlan) -> None:
