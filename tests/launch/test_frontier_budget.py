@@ -54,7 +54,7 @@ def test_each_frontier_arm_trains_its_budget_of_the_steps_the_baseline_takes(tmp
         config = trial_config(sweep, arm)
         assert config.max_duration == sweep.max_duration  # 1.5, 2.25 and 4.5 epochs: counted by the worker
         sink = FolderSink(KeptCheckpoints(tmp_path / arm.config_id))
-        run_in_process(TrialSpec.of(config, budget=worker_budget(sweep, arm)), sink)
+        run_in_process(TrialSpec(config, *sweep.objective, budget=worker_budget(sweep, arm)), sink)  # as a trial
         steps[arm.budget or 1.0] = sink.history[-1][keys.STEP]
     assert steps == {budget: round(budget * BASELINE_STEPS) for budget in (0.5, 0.75, 1.0, 1.5)}  # 20, 29, 39, 58
 
@@ -90,6 +90,6 @@ def test_under_ddp_each_worker_counts_the_steps_of_its_own_shard(tmp_path, local
 
     sweep = ExperimentConfig.from_dict(by_32(tmp_path, [1.0, 1.5], scaling={"num_workers": 2}))
     arm = Arm(keys.FRONTIER, "frontier-1.5", budget=1.5)
-    spec = TrialSpec.of(trial_config(sweep, arm), budget=worker_budget(sweep, arm))
+    spec = TrialSpec(trial_config(sweep, arm), *sweep.objective, budget=worker_budget(sweep, arm))  # as a trial
     result = torch_trainer(spec, "frontier", str(tmp_path)).fit()
     assert (result.metrics[keys.STEP], result.metrics["workers"]) == (round(1.5 * 3 * 7), 2)
