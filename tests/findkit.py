@@ -36,14 +36,17 @@ def simulated_find(
     count: int = 3,
     seed: int = 0,
     sections: dict[str, Any] | None = None,
+    proxy: float | None = None,
+    proxy_speedups: dict[str, float] | None = None,
     **find: Any,
 ) -> Answer:
     """A find of ``count`` candidates ``m0``.. with the given speed-ups, written to ``folder`` (find.json; a
     recipe.yaml when one is recommended); ``find`` sets keys of its find section (metric, mode, timing),
     ``sections`` the experiment's other sections (tracking, ...)."""
     sim = simulation()
-    plan = sim.plan_for(sim.candidates(count))
-    world = sim.World(sim.independent(speedups))
+    plan = sim.plan_for(sim.candidates(count), proxy=proxy)
+    proxied = sim.independent(proxy_speedups) if proxy_speedups is not None else None
+    world = sim.World(sim.independent(speedups), proxy=proxy, proxy_effects=proxied)
     rng, seeds, state, observations = np.random.default_rng(seed), {}, start(plan), Observations()
     while (round_ := advance(plan, state, observations)) is not None:
         trials = sim.draw_round(round_, world, rng, seeds)

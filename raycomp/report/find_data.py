@@ -52,6 +52,17 @@ class TriedArm:
 
 
 @dataclasses.dataclass(frozen=True)
+class ProxyHeld:
+    """One recipe a find on a proxy judged there: its verdict on the proxy, at full length (None: not run there),
+    and whether the proxy's call held."""
+
+    recipe: str
+    proxy: Verdict
+    full: Verdict | None
+    held: bool | None
+
+
+@dataclasses.dataclass(frozen=True)
 class FindReport:
     name: str
     metric: str
@@ -69,6 +80,8 @@ class FindReport:
     tried: tuple[TriedArm, ...]
     source: str  # where the data came from, in words
     folder: Path | None = None
+    proxy: str = ""  # the shorter run its search raced on ("" without one)
+    proxy_held: tuple[ProxyHeld, ...] = ()
 
     @property
     def clock(self) -> str:
@@ -130,6 +143,11 @@ def find_report(document: dict[str, Any], source: str, folder: Path | None = Non
         ),
         source=source,
         folder=folder,
+        proxy=(document.get("proxy") or {}).get("max_duration", ""),
+        proxy_held=tuple(
+            ProxyHeld(row["recipe"], _verdict(row["proxy"]), _verdict(row.get("full")), row.get("held"))  # type: ignore[arg-type]
+            for row in (document.get("proxy") or {}).get("recipes", [])
+        ),
     )
 
 

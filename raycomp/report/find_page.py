@@ -27,7 +27,7 @@ td.stage-none { color: #999; } table#candidate-paths td { max-width: 260px; } pr
 STAGE_NAMES = {SCREEN: "Screen", TUNE: "Tune", COMPOSE: "Compose", CONFIRM: "Confirm"}
 
 
-def render_find(report: FindReport, image: Path | None) -> str:
+def render_find(report: FindReport, image: Path | None, proxy_image: Path | None = None) -> str:
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -42,9 +42,23 @@ def render_find(report: FindReport, image: Path | None) -> str:
         embedded_image(image, f"{report.metric} against time, every recipe the find tried"),
         _figure_caption(report),
         _tried(report),
+        *_proxy_section(report, proxy_image),
         "</body></html>",
     ]
     return "\n".join(part for part in parts if part)
+
+
+def _proxy_section(report: FindReport, image: Path | None) -> list[str]:
+    """Did the proxy hold: each recipe's speed-up on the proxy against the full run's (``find_proxy.py``)."""
+    if not report.proxy_held:
+        return []
+    from raycomp.report.find_proxy import proxy_table
+
+    return [
+        f"<h2>Did the proxy hold? (the search raced on {escape(report.proxy)} of the run)</h2>",
+        embedded_image(image, "each recipe's speed-up on the proxy against its speed-up at full length"),
+        proxy_table(report),
+    ]
 
 
 def _answer(report: FindReport) -> str:

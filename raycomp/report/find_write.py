@@ -11,6 +11,7 @@ from raycomp.base.atomic_files import atomic_write_text
 from raycomp.report.find_data import FindReport, read_find
 from raycomp.report.find_figure import find_pareto
 from raycomp.report.find_page import render_find
+from raycomp.report.find_proxy import PROXY_FIGURE, proxy_figure
 from raycomp.report.write import REPORT_FOLDER, log_report
 
 if TYPE_CHECKING:
@@ -24,9 +25,10 @@ def write_find_report(report: FindReport, folder: str | Path) -> list[Path]:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     image = find_pareto(report, folder / FIND_FIGURE)
+    held = proxy_figure(report, folder / PROXY_FIGURE) if report.proxy_held else None
     html = folder / keys.REPORT_HTML
-    atomic_write_text(html, render_find(report, image))  # whole or not at all
-    return [image, html]
+    atomic_write_text(html, render_find(report, image, held))  # whole or not at all
+    return [image, *([held] if held else []), html]
 
 
 def report_find_folder(run_folder: str | Path, parent: RunRef | None, out: str | Path | None = None) -> list[Path]:

@@ -108,3 +108,25 @@ def test_a_hand_edited_find_json_is_one_error_naming_the_key(recommending, tmp_p
     path.write_text(json.dumps(document))
     with pytest.raises(RaycompError, match=r"is not a find\.json raycomp wrote: .*tried\[0\]\.time_median_s: must be"):
         read_find(edited)
+
+
+def test_a_find_on_a_proxy_shows_each_recipes_speed_up_there_against_the_full_runs(tmp_path, capsys):
+    """Issue 57 item 3: m1 is 1.5x on the proxy and 0.8x at full length, m2 1.3x on both: the page draws the proxy's
+    miss and its hold on one plot, and says which is which; the proxy's own arms stay off the time axis."""
+    from raycomp.report.find_proxy import proxy_held_figure
+
+    folder = tmp_path / "on_proxy"
+    answer = simulated_find(folder, {"m1": 0.8, "m2": 1.3}, proxy=0.25, proxy_speedups={"m1": 1.5, "m2": 1.3})
+    assert main([str(folder), "--no-mlflow"]) == 0
+    capsys.readouterr()
+    page = (folder / "report" / "report.html").read_text()
+    assert "Did the proxy hold? (the search raced on 0.25dur of the run)" in page
+    table = page.split('<table id="proxy-held">', 1)[1].split("</table>", 1)[0]
+    held = {key: h for key, _, _, h in answer.proxy_held()}
+    assert (False in held.values()) == ("did not hold" in table) and (True in held.values()) == (">held<" in table)
+    report = read_find(folder)
+    assert not any(arm.arm.endswith("@proxy") for arm in report.tried)
+    gids = {artist.get_gid() for artist in proxy_held_figure(report).axes[0].get_children()}
+    assert "diagonal" in gids
+    assert {f"{'held' if h else 'missed'}:{key}" for key, h in held.items() if h is not None} <= gids
+    assert (folder / "report" / "proxy_held.png").stat().st_size > 10_000
