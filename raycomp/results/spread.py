@@ -68,14 +68,16 @@ class Spread:
         return equal_accuracy_seeds(self.paired if paired is None else paired, tolerance, confidence, REACH_POWER)
 
     def line(self, metric: str, tolerance: float, confidence: float, cap: int, points: bool, cap_name: str) -> str:
-        """``the baseline's eval/accuracy varies by ±0.9 points between seeds (its time by 2.1 %, over 3 seeds);
-        equal eval/accuracy within 0.5 points needs about 21 seeds (Confirm has 8)``."""
+        """``the baseline's eval/accuracy varies by ±0.9 points between seeds (its time by 2.1 %, over 3 seeds), a
+        paired difference by ±1.3 points; equal eval/accuracy within 0.5 points needs about 21 seeds (Confirm has
+        8)``. The paired difference is what the seeds needed (and an ``auto`` tolerance) come from: it can be far
+        larger than the baseline's own spread when its budgets move apart from seed to seed."""
         needed = self.seeds_needed(tolerance, confidence)
         how_many = f"about {needed} seeds" if needed is not None else "more than 100 seeds"
         return (
             f"the baseline's {metric} varies by ±{amount(self.accuracy_sd, points)} between seeds (its time by "
-            f"{self.time_cv:.1%}, over {self.seeds} seeds); equal {metric} within {amount(tolerance, points)} needs "
-            f"{how_many} ({cap_name} has {cap})"
+            f"{self.time_cv:.1%}, over {self.seeds} seeds), a paired difference by ±{amount(self.paired, points)}; "
+            f"equal {metric} within {amount(tolerance, points)} needs {how_many} ({cap_name} has {cap})"
         )
 
 

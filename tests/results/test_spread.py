@@ -46,4 +46,5 @@ def test_a_sweep_says_how_its_baseline_varies_and_what_its_seeds_can_show():
     # its only frontier budget is 0.5, too short to measure a trial's own noise (NEAR_FULL_BUDGET): the baseline's
     # seed-to-seed spread stands for it, shared part and all, which errs toward more seeds
     assert line.endswith("equal eval/accuracy within 0.5 points needs about 98 seeds (sweep.max_repeats has 12)")
+    assert ", a paired difference by ±1.41 points; " in line  # one budget: √2 times the baseline's own spread
     assert sweep_spread(summarize(hand_made_records(repeats=1)), Judging()) is None  # one seed: no spread

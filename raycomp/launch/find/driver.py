@@ -91,7 +91,10 @@ def _run_pending(config: ExperimentConfig, plan: FindPlan, parent: RunRef | None
     recipes = [request.recipe for request in round_.requests if request.recipe is not None]
     proxy = plan.proxy if plan.on_proxy(round_.stage) else None
     trial_config = round_config(config, plan.candidates, recipes, proxy)
-    shown = ", ".join(dict.fromkeys(recipe.key for recipe in recipes)) or "references only"
+    unsettled = progress.state.tolerance is None  # the first round: the baseline's spread, before any candidate
+    shown = ", ".join(dict.fromkeys(recipe.key for recipe in recipes)) or (
+        "the baseline and its frontier, to measure their spread" if unsettled else "references only"
+    )
     print(f"find: {round_.stage}: {len(round_.requests)} trials ({shown})", flush=True)
     print(f"find: {_so_far(plan, progress)}", flush=True)
     started = time.monotonic()
