@@ -45,6 +45,7 @@ class ProxyConfig(Section):
     on fresh seeds, and the answer says whether the proxy's verdict held (docs/find.md)."""
 
     max_duration: str = "0.25dur"
+    data_fraction: float = Field(1.0, gt=0, le=1)  # and a seeded share of the training set (datasets, not modules)
     stages: list[Literal["screen", "tune", "compose"]] = Field(default_factory=lambda: list(SEARCH_STAGES))
 
     @field_validator("max_duration")

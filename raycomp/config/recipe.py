@@ -29,7 +29,7 @@ from raycomp.core.schedulers import (
     StepScheduler,
 )
 from raycomp.data import build_dataloader, build_datasets
-from raycomp.data.loaders import world_and_rank
+from raycomp.data.loaders import train_share, world_and_rank
 from raycomp.loop.trainer import Trainer
 from raycomp.models import LANGUAGE_MODEL_NAMES, GPTConfig, RaycompModel, build_model, build_user_model
 
@@ -123,6 +123,8 @@ def build_loaders(config: ExperimentConfig) -> tuple[DataLoader, DataLoader]:
 
         user = call_user_data(data.class_path, data.init_args)
         if user.datasets is None:
+            if data.train_fraction != 1:  # its loaders are used as they are (find.proxy's check refuses it first)
+                raise ValueError(f"data.train_fraction needs datasets; {data.class_path} gives a data module")
             world, rank = world_and_rank()
             return module_loaders(user.module, world, rank, config.seed)
         train_set, test_set = user.datasets
@@ -135,15 +137,11 @@ def build_loaders(config: ExperimentConfig) -> tuple[DataLoader, DataLoader]:
         )  # fmt: skip
     else:
         train_set, test_set = build_datasets(
-            data.name,
-            root=data.root,
-            num_train=data.num_train,
-            num_test=data.num_test,
-            seed=data_seed(config),
-            seq_len=data.seq_len,
-            max_bytes=data.max_bytes,
-            image_size=data.image_size,
-        )
+            data.name, root=data.root, num_train=data.num_train, num_test=data.num_test, seed=data_seed(config),
+            seq_len=data.seq_len, max_bytes=data.max_bytes, image_size=data.image_size,
+        )  # fmt: skip
+    if data.train_fraction != 1:
+        train_set = train_share(train_set, data.train_fraction, data_seed(config))
     train_loader = build_dataloader(
         train_set,
         data.batch_size,

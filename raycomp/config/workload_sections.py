@@ -3,6 +3,7 @@ user's own by ``class_path`` and ``init_args``, checked at their keys before any
 
 from __future__ import annotations
 
+import math
 import os
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -108,6 +109,8 @@ class DataConfig(Section):
     num_workers: int = Field(0, ge=0)
     seq_len: int = Field(128, ge=1)
     max_bytes: int = Field(2_000_000, ge=1)
+    # train on this share of the training set (a seeded subset: a find's proxy, ``find.proxy.data_fraction``)
+    train_fraction: float = Field(1.0, gt=0, le=1)
 
     @field_validator("name")
     @classmethod
@@ -140,6 +143,12 @@ class DataConfig(Section):
 
     @property
     def train_size(self) -> int:
+        """Samples in the training set as trained: ``train_fraction`` of ``full_train_size``."""
+        full = self.full_train_size
+        return full if self.train_fraction == 1 else max(1, math.ceil(full * self.train_fraction))
+
+    @property
+    def full_train_size(self) -> int:
         """Samples in the training set: what a step count per epoch is computed from (text: reads the corpus)."""
         from raycomp.data import TEXT_DATASETS
 

@@ -9,11 +9,13 @@ mid-epoch resume replay exactly the batches it would have seen.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 from typing import Any
 
+import torch
 import torch.distributed as dist
-from torch.utils.data import DataLoader, Dataset, DistributedSampler
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
 
 from raycomp.data import DATASET_NAMES, TEXT_DATASETS
 from raycomp.data.cifar10 import CIFAR10
@@ -134,3 +136,11 @@ def user_train_size(
 
     train, _ = module_loaders(user.module, 1, 0, 0)  # after its prepare_data and setup, as in training
     return len(train.dataset)
+
+
+def train_share(dataset: Dataset, fraction: float, seed: int) -> Dataset:
+    """``fraction`` of ``dataset``'s examples, drawn once by ``seed``: the same share at every trial of a sweep or
+    find (``data.train_fraction``, a find's proxy)."""
+    generator = torch.Generator().manual_seed(seed)
+    count = max(1, math.ceil(len(dataset) * fraction))  # type: ignore[arg-type]
+    return Subset(dataset, torch.randperm(len(dataset), generator=generator)[:count].tolist())  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ class Answer:
     tolerance: float | None = None  # the accuracy tolerance the find judged with (find.accuracy_tolerance: auto)
     changed: dict[str, str] = dataclasses.field(default_factory=dict)  # what the find changed to make a method run
     proxy: str = ""  # the shorter run the search raced on (``find.proxy.max_duration``), "" without one
+    proxy_data: float = 1.0  # and the share of the training data it trained on
     on_proxy: dict[str, Verdict] = dataclasses.field(default_factory=dict)  # each recipe's verdict there
     at_full: dict[str, Verdict] = dataclasses.field(default_factory=dict)  # each recipe Confirm ran at full length
 
@@ -92,6 +93,7 @@ def answer_of(plan: FindPlan, state: FindState) -> Answer:
         tolerance=state.tolerance,
         changed=changed,
         proxy=proxy,
+        proxy_data=plan.proxy.data_fraction if plan.proxy is not None else 1.0,
         on_proxy=dict(state.confirm.proxy),
         at_full=dict(state.confirm.full),
     )

@@ -208,7 +208,9 @@ def _proxy(config: ExperimentConfig) -> Proxy | None:
     proxy = config.find.proxy
     if proxy is None or fraction is None:
         return None
-    return Proxy(fraction, frozenset(proxy.stages), proxy.max_duration)
+    in_epochs = config.max_duration.unit.value == "ep"
+    share = fraction * (proxy.data_fraction if in_epochs else 1.0)
+    return Proxy(fraction, frozenset(proxy.stages), proxy.max_duration, proxy.data_fraction, share)
 
 
 def proxy_problems(config: ExperimentConfig) -> list[Problem]:
@@ -216,4 +218,12 @@ def proxy_problems(config: ExperimentConfig) -> list[Problem]:
     from raycomp.config.run_length import proxy_fraction
 
     _, why = proxy_fraction(config)
-    return [(("find", "proxy", "max_duration"), why)] if why else []
+    problems: list[Problem] = [(("find", "proxy", "max_duration"), why)] if why else []
+    proxy, data = config.find.proxy if config.find else None, config.data
+    if proxy is not None and proxy.data_fraction != 1 and data.class_path is not None:
+        from raycomp.data.user_data import call_user_data
+
+        if call_user_data(data.class_path, data.init_args).datasets is None:
+            why = f"{data.class_path} gives a data module, whose loaders are used as they are: drop data_fraction"
+            problems.append((("find", "proxy", "data_fraction"), why))
+    return problems

@@ -103,6 +103,7 @@ def write_find_files(
         if not answer.proxy
         else {
             "max_duration": answer.proxy,
+            "data_fraction": answer.proxy_data,
             "recipes": [
                 {
                     "recipe": key,

@@ -44,9 +44,22 @@ class Proxy:
     fraction: float
     stages: frozenset[str] = frozenset({"screen", "tune", "compose"})
     duration: str = ""  # as the find section gave it (``0.25dur``, ``1ep``), for the answer's words
+    data_fraction: float = 1.0  # the share of the training set it trains on
+    share: float | None = None  # of a full run's steps a proxy trial trains (None: ``fraction``): fewer data, fewer
+    # steps an epoch when the run is counted in epochs
 
     def arm(self, name: str) -> str:
         return f"{name}{PROXY_SUFFIX}"
+
+    @property
+    def words(self) -> str:
+        """``0.25dur of the run``, or ``0.25dur of the run on 0.5 of the training data``: how the answer names it."""
+        return proxy_words(self.duration, self.data_fraction)
+
+
+def proxy_words(duration: str, data_fraction: float = 1.0) -> str:
+    data = f" on {data_fraction:g} of the training data" if data_fraction != 1 else ""
+    return f"{duration} of the run{data}"
 
 
 def full_arm(arm: str) -> str:
@@ -119,7 +132,8 @@ class FindPlan:
         reference = 1 + sum(self.frontier_budgets)
 
         def length(stage: str) -> float:
-            return self.proxy.fraction if self.proxy is not None and stage in self.proxy.stages else 1.0
+            proxy = self.proxy
+            return (proxy.share or proxy.fraction) if proxy is not None and stage in proxy.stages else 1.0
 
         return {
             "screen": candidates * self.screen.last * length("screen"),

@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from raycomp.find.answer import Answer
+from raycomp.find.plan import proxy_words
 from raycomp.find.state import CONFIRM, describe
 
 
@@ -27,7 +28,11 @@ def proxy_lines(answer: Answer) -> list[str]:
     """Did the proxy hold: each recipe's verdict on the proxy beside its verdict at full length."""
     if not answer.proxy:
         return []
-    lines = ["", f"did the proxy hold? (the search raced on {answer.proxy} of the run; Confirm ran at full length)"]
+    lines = [
+        "",
+        f"did the proxy hold? (the search raced on {proxy_words(answer.proxy, answer.proxy_data)}; Confirm ran at full "
+        "length)",
+    ]
     width = max([len(key) for key in answer.on_proxy] + [4])
     for key, proxy, full, held in answer.proxy_held():
         at_full = "not run at full length" if full is None else f"full length: {describe(full)}"

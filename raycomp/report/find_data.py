@@ -81,6 +81,7 @@ class FindReport:
     source: str  # where the data came from, in words
     folder: Path | None = None
     proxy: str = ""  # the shorter run its search raced on ("" without one)
+    proxy_data: float = 1.0  # the share of the training data it trained on
     proxy_held: tuple[ProxyHeld, ...] = ()
 
     @property
@@ -144,6 +145,7 @@ def find_report(document: dict[str, Any], source: str, folder: Path | None = Non
         source=source,
         folder=folder,
         proxy=(document.get("proxy") or {}).get("max_duration", ""),
+        proxy_data=float((document.get("proxy") or {}).get("data_fraction", 1.0)),
         proxy_held=tuple(
             ProxyHeld(row["recipe"], _verdict(row["proxy"]), _verdict(row.get("full")), row.get("held"))  # type: ignore[arg-type]
             for row in (document.get("proxy") or {}).get("recipes", [])

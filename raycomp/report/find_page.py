@@ -52,10 +52,11 @@ def _proxy_section(report: FindReport, image: Path | None) -> list[str]:
     """Did the proxy hold: each recipe's speed-up on the proxy against the full run's (``find_proxy.py``)."""
     if not report.proxy_held:
         return []
+    from raycomp.find.plan import proxy_words
     from raycomp.report.find_proxy import proxy_table
 
     return [
-        f"<h2>Did the proxy hold? (the search raced on {escape(report.proxy)} of the run)</h2>",
+        f"<h2>Did the proxy hold? (the search raced on {escape(proxy_words(report.proxy, report.proxy_data))})</h2>",
         embedded_image(image, "each recipe's speed-up on the proxy against its speed-up at full length"),
         proxy_table(report),
     ]

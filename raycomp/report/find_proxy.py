@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from raycomp.find.plan import proxy_words
 from raycomp.report.find_data import FindReport
 from raycomp.report.plots import BASELINE_COLOR, BEST_COLOR, figure_and_axes, save
 from raycomp.report.text import escape
@@ -55,7 +56,7 @@ def proxy_held_figure(report: FindReport) -> Any:
         axis.set_minor_formatter(times)
     axes.set_xlim(low, high)
     axes.set_ylim(low * 0.95, high)
-    axes.set_xlabel(f"speed-up on the proxy ({report.proxy} of the run)")
+    axes.set_xlabel(f"speed-up on the proxy ({proxy_words(report.proxy, report.proxy_data)})")
     axes.set_ylabel("speed-up at full length, on fresh seeds")
     axes.legend(loc="upper left")
     return figure

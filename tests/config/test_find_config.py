@@ -47,6 +47,7 @@ def test_methods_take_a_list_a_mapping_of_arguments_or_auto_and_budgets_take_uni
         ({"proxy": {"max_duration": "100tok"}}, "find.proxy.max_duration: must be a fraction of the run"),
         ({"proxy": {"stages": ["tune", "screen"]}}, "find.proxy.stages: must be search stages in their order"),
         ({"proxy": {"stages": ["confirm"]}}, "find.proxy.stages[0]: "),
+        ({"proxy": {"data_fraction": 0}}, "find.proxy.data_fraction: must be in (0, 1]"),
     ],
 )
 def test_each_bad_value_is_named_at_its_key(find, expected):

@@ -73,3 +73,19 @@ def test_a_proxy_round_trains_its_share_of_the_run_with_time_arguments_keeping_t
     assert method.to_dict()["algorithms"]["layer_freezing"].get("freeze_start", "0.5dur").endswith("dur")
     full = round_config(config, (Candidate("progressive_resizing"),), [])
     assert str(full.max_duration) == "8ep" and full.to_dict()["algorithms"]["ema"] == {"half_life": "8ba"}
+
+
+def test_a_proxy_with_a_data_fraction_trains_a_seeded_share_of_the_training_set():
+    """find.proxy.data_fraction: the proxy's trials train on a share of the training set, the same share at every
+    trial (drawn by the data's seed); the full run's trials on all of it."""
+    from raycomp.config.recipe import build_loaders
+    from raycomp.find.plan import Proxy
+
+    find = {**EXPERIMENT["find"], "proxy": {"max_duration": "0.5dur", "data_fraction": 0.5}}
+    config = ExperimentConfig.from_dict({**EXPERIMENT, "find": find})
+    rounds = round_config(config, CANDIDATES, [], Proxy(0.5, duration="0.5dur", data_fraction=0.5, share=0.25))
+    assert rounds.data.train_fraction == 0.5 and rounds.data.train_size == 32 and str(rounds.max_duration) == "1ep"
+    baseline = trial_config(rounds, arm_of(Request(f"{keys.BASELINE}@proxy", 0, keys.BASELINE), config))
+    first, again = build_loaders(baseline)[0].dataset, build_loaders(baseline)[0].dataset
+    assert len(first) == 32 and list(first.indices) == list(again.indices)
+    assert len(build_loaders(config)[0].dataset) == 64  # the full run's: all of it

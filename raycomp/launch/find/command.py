@@ -113,7 +113,7 @@ def cost_line(config: ExperimentConfig, plan: FindPlan) -> str:
         parts.append(f"{part} {amount * duration.value:,.0f}{where}")
     total, all_full = sum(runs.values()) * duration.value, sum(full.values()) * duration.value
     return (
-        f"at most {total:,.0f} trial-{unit} with the proxy ({plan.proxy.duration if plan.proxy else ''} of the run): "
+        f"at most {total:,.0f} trial-{unit} with the proxy ({plan.proxy.words if plan.proxy else ''}): "
         f"{'; '.join(parts)}; every stage at full length: {all_full:,.0f}"
     )
 

@@ -149,6 +149,8 @@ def plan_data(plan: FindPlan) -> dict[str, Any]:
         for stage in ("screen", "tune", "compose", "confirm")
     }
     proxy = None if plan.proxy is None else {"fraction": plan.proxy.fraction, "stages": sorted(plan.proxy.stages)}
+    if plan.proxy is not None and plan.proxy.data_fraction != 1:
+        proxy["data_fraction"] = plan.proxy.data_fraction  # type: ignore[index]
     shared = {"candidates": candidates, "seeds": seeds, "halving": plan.halving}
     return json.loads(json.dumps(shared | ({"proxy": proxy} if proxy else {})))  # a find without: as before
 

@@ -47,6 +47,7 @@ def round_config(
     data["find"] = None
     if proxy is not None:
         data["max_duration"] = str(proxy_duration(config, proxy.fraction))
+        data["data"]["train_fraction"] = proxy.data_fraction
         for name, given in data["algorithms"].items():
             given.update(proxy_arguments(config, name, given))
     data["algorithms"] = {**data["algorithms"], **{candidate.name: {} for candidate in candidates}}
