@@ -112,3 +112,20 @@ def test_applicable_algorithms_answers_for_every_registered_method(tmp_path, cas
         "selective_backprop": answers["selective_backprop"]
     }
     assert LabelSmoothing().check_workload(workload.model, workload.train_batch) is None  # the default: no objection
+
+
+def test_a_proxy_data_fraction_is_refused_for_a_data_module_whose_loaders_are_used_as_they_are(tmp_path, cases):
+    """find.proxy.data_fraction takes a seeded share of a dataset; a data module hands over its own loaders."""
+    from raycomp.find.candidates import proxy_problems
+
+    def with_data(data: str) -> object:
+        return load_experiment(
+            write(tmp_path, MLP + data + "find:\n  methods: [mixup]\n  proxy: {data_fraction: 0.5}\n")
+        )
+
+    module = with_data("data: {class_path: my_project.cases.TabularModule}\n")
+    assert proxy_problems(module) == [
+        (("find", "proxy", "data_fraction"),
+         "my_project.cases.TabularModule gives a data module, whose loaders are used as they are: drop data_fraction")
+    ]  # fmt: skip
+    assert proxy_problems(with_data(TABULAR)) == []  # datasets: a share of them
