@@ -7,8 +7,7 @@ config reads the names, and loading it imports no dataset code (issue 56).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from raycomp.base.lazy import lazy_attributes
 
 TEXT_DATASETS: tuple[str, ...] = ("stdlib_text", "text_files")  # token sequences, for language models
 FILE_DATASETS: tuple[str, ...] = ("image_folder", "hf_dataset")  # the user's files, read where data.root points
@@ -24,10 +23,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'raycomp.data' has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
+__getattr__ = lazy_attributes(__name__, _WHERE)
 
 
 __all__ = ["DATASET_NAMES", "FILE_DATASETS", "TEXT_DATASETS", "VOCAB_SIZE", *_WHERE]

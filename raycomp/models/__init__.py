@@ -9,8 +9,7 @@ is ``raycomp.config.recipe.build_model_for(config)``, which takes the sequence l
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from raycomp.base.lazy import lazy_attributes
 
 # The names a config may give (``model.name``), here and not beside their builders (``registry.py``): validating a
 # config reads them, and loading it imports no model code (issue 56). tests/models/test_cnn.py checks they agree.
@@ -35,10 +34,7 @@ _WHERE = {  # the rest of the package, imported when first asked for
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'raycomp.models' has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
+__getattr__ = lazy_attributes(__name__, _WHERE)
 
 
 __all__ = ["CLASSIFIER_NAMES", "LANGUAGE_MODEL_NAMES", "MODEL_NAMES", *_WHERE]

@@ -10,8 +10,9 @@ such as a ``TrialSpec``) imports without mlflow.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from raycomp.base.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from raycomp.tracking.artifacts import download_checkpoint
@@ -35,10 +36,7 @@ _MODULE_OF = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _MODULE_OF:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)
+__getattr__ = lazy_attributes(__name__, {name: f"{__name__}.{module}" for name, module in _MODULE_OF.items()})
 
 
 __all__ = [

@@ -14,16 +14,16 @@ from raycomp.launch.sweep.stall import Heard, said_when_quiet
 @pytest.mark.ray
 def test_a_quiet_round_says_what_it_waits_for_and_a_trial_event_keeps_it_quiet(capsys, local_ray):
     with said_when_quiet(quiet_s=0.4):
-        time.sleep(1.3)
+        time.sleep(2.0)
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("waiting:")]
-    assert 2 <= len(lines) <= 4, lines  # once per quiet time, not once per check
+    assert 1 <= len(lines) <= 5, lines  # once per quiet time (a busy machine may say it less), not once per check
     assert lines[0].startswith("waiting: no trial has started, reported or ended for 0 s; Ray has ")
     assert " CPUs free; this machine's load is " in lines[0]
     assert lines[0].endswith("Ctrl-C stops it, and --resume continues where it was")
 
     heard = Heard()
-    with speaking(PYTHON), said_when_quiet(quiet_s=0.6):
-        for _ in range(12):  # a trial reporting every 0.1 s: never quiet for long
+    with speaking(PYTHON), said_when_quiet(quiet_s=1.0):
+        for _ in range(25):  # a trial reporting every 0.1 s for 2.5 s: quiet 1 s would be said twice without it
             heard.on_trial_result(0, [], None, result={})
             time.sleep(0.1)
     assert "waiting:" not in capsys.readouterr().out

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from config_files import only_problem, problems, write
 from test_preflight import TABULAR, VIT
-from user_code import CASES_MODULE
 
 from raycomp.algorithms import LabelSmoothing
 from raycomp.algorithms.registry import ALGORITHMS
@@ -20,12 +19,6 @@ DOWNSAMPLING_TABULAR = (
     "the input is a 2-D float32 tensor of shape (2, 2); downsampling needs images (3-, 4- or 5-D float tensors): "
     "set it to 1"
 )
-
-
-@pytest.fixture
-def cases(user_project):
-    (user_project / "my_project" / "cases.py").write_text(CASES_MODULE)
-    return user_project
 
 
 def test_downsampling_tabular_inputs_is_refused_at_scale_factor(tmp_path, cases):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 import torch
 from config_files import only_problem, write
-from user_code import CASES_MODULE
 
 from raycomp.config import load_experiment
 from raycomp.config.recipe import build_trainer
@@ -18,12 +17,6 @@ VIT = (  # a ViT built for 32x32 images: its patch grid takes no other size
     "model:\n  class_path: torchvision.models.VisionTransformer\n  init_args: {image_size: 32, patch_size: 8, "
     "num_layers: 1, num_heads: 2, hidden_dim: 16, mlp_dim: 16}\n"
 )
-
-
-@pytest.fixture
-def cases(user_project):
-    (user_project / "my_project" / "cases.py").write_text(CASES_MODULE)
-    return user_project
 
 
 def test_a_plain_module_returning_a_dict_of_logits_is_checked_and_trains(tmp_path, cases):
