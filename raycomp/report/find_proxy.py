@@ -29,7 +29,8 @@ def proxy_figure(report: FindReport, path: Path) -> Path:
 def proxy_held_figure(report: FindReport) -> Any:
     figure, axes = figure_and_axes(7, 6)
     judged = [row for row in report.proxy_held if row.proxy.speedup is not None]
-    values = [v for row in judged for v in (row.proxy.speedup, row.full.speedup if row.full else None) if v]
+    # the axes hold every interval whole, not only the points: a proxy that misled is often far out on one axis
+    values = [v for row in judged for verdict in (row.proxy, row.full) if verdict for v in _span(verdict) if v]
     low, high = min([0.8, *values]) * 0.9, max([1.25, *values]) * 1.1
     axes.plot([low, high], [low, high], color=BASELINE_COLOR, linestyle=":", gid="diagonal", label="held exactly")
     axes.axhline(1.0, color=BASELINE_COLOR, linewidth=0.8)
@@ -60,6 +61,10 @@ def proxy_held_figure(report: FindReport) -> Any:
     axes.set_ylabel("speed-up at full length, on fresh seeds")
     axes.legend(loc="upper left")
     return figure
+
+
+def _span(verdict: Verdict) -> tuple[float | None, ...]:
+    return verdict.speedup, verdict.speedup_ci_low, verdict.speedup_ci_high
 
 
 def _error(verdict: Verdict) -> list[list[float]] | None:

@@ -126,7 +126,13 @@ def test_a_find_on_a_proxy_shows_each_recipes_speed_up_there_against_the_full_ru
     assert (False in held.values()) == ("did not hold" in table) and (True in held.values()) == (">held<" in table)
     report = read_find(folder)
     assert not any(arm.arm.endswith("@proxy") for arm in report.tried)
-    gids = {artist.get_gid() for artist in proxy_held_figure(report).axes[0].get_children()}
+    axes = proxy_held_figure(report).axes[0]
+    gids = {artist.get_gid() for artist in axes.get_children()}
     assert "diagonal" in gids
+    (left, right), (bottom, top) = axes.get_xlim(), axes.get_ylim()  # every interval whole on the plot
+    for row in report.proxy_held:
+        assert left <= row.proxy.speedup_ci_low and row.proxy.speedup_ci_high <= right
+        if row.full is not None and row.full.speedup_ci_low is not None:
+            assert bottom <= row.full.speedup_ci_low and row.full.speedup_ci_high <= top
     assert {f"{'held' if h else 'missed'}:{key}" for key, h in held.items() if h is not None} <= gids
     assert (folder / "report" / "proxy_held.png").stat().st_size > 10_000
