@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 
 from raycomp.find.plan import FindPlan
+from raycomp.find.race import shown_faster
 from raycomp.find.recipes import Recipe
 from raycomp.find.state import TRIALS_FAILED, FindState, Line, describe
-from raycomp.results.verdicts import EQUIVALENT, FASTER, NO_EVIDENCE, Verdict
+from raycomp.results.verdicts import EQUIVALENT, FASTER, NO_EVIDENCE, RESOLVED, Verdict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,15 +30,26 @@ class Answer:
     proxy_data: float = 1.0  # and the share of the training data it trained on
     on_proxy: dict[str, Verdict] = dataclasses.field(default_factory=dict)  # each recipe's verdict there
     at_full: dict[str, Verdict] = dataclasses.field(default_factory=dict)  # each recipe Confirm ran at full length
+    alone: dict[str, Verdict] = dataclasses.field(default_factory=dict)  # each other survivor, on Confirm's first seeds
 
     def proxy_held(self) -> list[tuple[str, Verdict, Verdict | None, bool | None]]:
         """For each recipe the proxy judged: (its key, the proxy's verdict, the full run's or None where it did not
-        run at full length, whether the proxy's call held: shown faster there and ``faster`` here, or neither)."""
+        run at full length, whether the proxy's call held, None where that is not known). A recipe Confirm ran held
+        when shown faster on the proxy and ``faster`` at full length, or neither. A survivor's few seeds alone rarely
+        show its accuracy, so its call is the search's (``race.shown_faster``) on both runs, and not known while its
+        full-length verdict is neither resolved nor shown faster (not shown either way)."""
         held = []
         for key, proxy in self.on_proxy.items():
-            full = self.at_full.get(key)
-            said = proxy.verdict == FASTER or (proxy.verdict == NO_EVIDENCE and proxy.speed_shown)
-            held.append((key, proxy, full, None if full is None else said == (full.verdict == FASTER)))
+            said = shown_faster(proxy)
+            if key in self.at_full:
+                full = self.at_full[key]
+                held.append((key, proxy, full, said == (full.verdict == FASTER)))
+            elif key in self.alone:
+                full = self.alone[key]
+                known = full.verdict in RESOLVED or shown_faster(full)
+                held.append((key, proxy, full, said == shown_faster(full) if known else None))
+            else:
+                held.append((key, proxy, None, None))
         return held
 
     @property
@@ -96,4 +108,5 @@ def answer_of(plan: FindPlan, state: FindState) -> Answer:
         proxy_data=plan.proxy.data_fraction if plan.proxy is not None else 1.0,
         on_proxy=dict(state.confirm.proxy),
         at_full=dict(state.confirm.full),
+        alone=dict(state.confirm.alone),
     )

@@ -9,8 +9,10 @@ means the machine's timing could not support the verdict, and nothing is recomme
 
 After a search on a proxy (``find.proxy``), Confirm runs at full length: the proxy's ranking is a guess there. When
 its recipe is not shown faster, the next best on the proxy (a tuned survivor alone) is confirmed on the same fresh
-seeds, budget permitting, so a proxy that misled still ends in an answer; each recipe's verdict on the proxy and at
-full length is kept for the answer's "did the proxy hold" lines.
+seeds, budget permitting, so a proxy that misled still ends in an answer. Then each tuned survivor Confirm did not
+run trains alone at full length on Confirm's first seeds (their references trained already), budget permitting:
+whether the proxy's ranking of the methods held, not only its choice; none of them changes the answer. Each
+recipe's verdict on the proxy and at full length is kept for the answer's "did the proxy hold" lines.
 """
 
 from __future__ import annotations
@@ -26,6 +28,24 @@ def confirm(race: Race) -> list[Request]:
     assert state.confirm.recipe is not None
     if plan.proxy is not None and not state.confirm.proxy:  # what the proxy said, before the full run says
         state.confirm.proxy = {recipe.key: _on_proxy(race, recipe) for recipe in _proxy_ranked(race)}
+    requests = _answer(race) if state.confirm.verdict is None else []
+    if not requests and plan.proxy is not None:
+        requests = _survivors_at_full_length(race)
+    if requests:
+        return requests
+    recipe, verdict = state.confirm.recipe, state.confirm.verdict
+    assert verdict is not None
+    confirmed = f"{recipe.key} on {state.confirm.n} fresh seeds: {describe(verdict)}"
+    for name in recipe.names:
+        state.leave(name, CONFIRM, f"in the recipe ({state.lines[name].outcome})", step=confirmed)
+    state.stage = next_stage(CONFIRM)
+    return []
+
+
+def _answer(race: Race) -> list[Request]:
+    """The recipe's looks (and, after a proxy that misled, the next best's) until its verdict is in
+    ``state.confirm.verdict``: the trials a look still lacks, else none."""
+    plan, state = race.plan, race.state
     while True:
         recipe, n = state.confirm.recipe, state.confirm.n
         seeds = plan.confirm_seeds(n)
@@ -46,12 +66,26 @@ def confirm(race: Race) -> list[Request]:
                     continue
             state.confirm.verdict = verdict
             state.confirm.control = race.judge_control(seeds, level) if plan.control else None
-            confirmed = f"{recipe.key} on {n} fresh seeds: {describe(verdict)}"
-            for name in recipe.names:
-                state.leave(name, CONFIRM, f"in the recipe ({state.lines[name].outcome})", step=confirmed)
-            state.stage = next_stage(CONFIRM)
             return []
         state.confirm.n = n + 1
+
+
+def _survivors_at_full_length(race: Race) -> list[Request]:
+    """Each tuned survivor Confirm did not run, alone at full length on Confirm's first seeds: the trials still
+    missing, or none once each is judged (into ``state.confirm.alone``) or the budget cannot pay for them (a check
+    already started is finished: its trials are half spent)."""
+    plan, state = race.plan, race.state
+    seeds = plan.confirm_seeds(plan.confirm.first)
+    done = state.confirm.full.keys() | state.confirm.alone.keys()
+    unrun = [recipe for recipe in _proxy_ranked(race) if recipe.key not in done]
+    requests = race.missing([(recipe, seed) for recipe in unrun for seed in seeds])
+    started = any(race.observations.has(race.arm(recipe.key), seed) for recipe in unrun for seed in seeds)
+    if requests and (started or not race.overruns(len(requests), plan.budget_s)):
+        return requests
+    level = plan.confirm.level(plan.confirm.first, plan.judging.confidence)
+    for recipe in [] if requests else unrun:
+        state.confirm.alone[recipe.key] = race.judge(recipe, seeds, level)
+    return []
 
 
 def _proxy_stage(race: Race) -> str:

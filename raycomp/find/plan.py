@@ -126,7 +126,8 @@ class FindPlan:
     def most_runs(self) -> dict[str, float]:
         """The most each part of the race can train, in full runs (a proxy trial counts its share; a frontier trial
         its budget): each search stage's candidates at its last look, the references at the search seeds, and
-        Confirm at its last (the control included; a proxy's second-guess adds its recipe's trials again)."""
+        Confirm at its last (the control included; a proxy's second-guess adds its recipe's trials again), and after a
+        proxy each candidate alone at Confirm's first seeds."""
         candidates = len(self.candidates)
         settings = sum(len(candidate.settings) for candidate in self.candidates)
         reference = 1 + sum(self.frontier_budgets)
@@ -140,5 +141,6 @@ class FindPlan:
             "tune": settings * self.tune.last * length("tune"),
             "compose": max(0, candidates - 1) * 2 * self.compose.last * length("compose"),
             "references": self.search_seeds * reference * length("screen"),
-            "confirm": self.confirm.last * (1 + reference + self.control),
+            "confirm": self.confirm.last * (1 + reference + self.control)
+            + (candidates * self.confirm.first if self.proxy is not None else 0),
         }

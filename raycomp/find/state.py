@@ -76,6 +76,8 @@ class ConfirmState:
     # recipe Confirm ran at full length with its verdict there, in the order it ran them (a miss, then the next).
     proxy: dict[str, Verdict] = dataclasses.field(default_factory=dict)
     full: dict[str, Verdict] = dataclasses.field(default_factory=dict)
+    # then each tuned survivor Confirm did not run, alone at full length on Confirm's first seeds
+    alone: dict[str, Verdict] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass

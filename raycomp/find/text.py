@@ -36,7 +36,7 @@ def proxy_lines(answer: Answer) -> list[str]:
     width = max([len(key) for key in answer.on_proxy] + [4])
     for key, proxy, full, held in answer.proxy_held():
         at_full = "not run at full length" if full is None else f"full length: {describe(full)}"
-        word = "" if held is None else ("held: " if held else "did not hold: ")
+        word = {True: "held: ", False: "did not hold: ", None: "" if full is None else "not shown either way: "}[held]
         lines.append(f"  {key:<{width}}  proxy: {describe(proxy)}")
         lines.append(f"  {'':<{width}}  {word}{at_full}")
     return lines

@@ -54,7 +54,7 @@ class TriedArm:
 @dataclasses.dataclass(frozen=True)
 class ProxyHeld:
     """One recipe a find on a proxy judged there: its verdict on the proxy, at full length (None: not run there),
-    and whether the proxy's call held."""
+    and whether the proxy's call held (None: not run, or not shown either way there)."""
 
     recipe: str
     proxy: Verdict

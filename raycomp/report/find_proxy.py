@@ -40,7 +40,9 @@ def proxy_held_figure(report: FindReport) -> Any:
         if row.full is None or row.full.speedup is None:
             axes.errorbar([x], [low], xerr=x_err, fmt="v", color="#888", gid=f"unrun:{row.recipe}")
         else:
-            color, kind = (BEST_COLOR, "held") if row.held else (MISSED_COLOR, "missed")
+            color, kind = {True: (BEST_COLOR, "held"), False: (MISSED_COLOR, "missed"), None: ("#888", "unshown")}[
+                row.held
+            ]
             y_err = _error(row.full)
             axes.errorbar(
                 [x], [row.full.speedup], xerr=x_err, yerr=y_err, fmt="o", color=color, gid=f"{kind}:{row.recipe}"
@@ -78,7 +80,8 @@ def proxy_table(report: FindReport) -> str:
     rows = []
     for number, row in enumerate((row for row in report.proxy_held if row.proxy.speedup is not None), start=1):
         full = "not run at full length" if row.full is None else _speedup(row.full)
-        held = {True: "held", False: "did not hold", None: "-"}[row.held]
+        unknown = "-" if row.full is None else "not shown either way"
+        held = {True: "held", False: "did not hold", None: unknown}[row.held]
         rows.append(
             f"<tr><td>{number}</td><td>{escape(row.recipe)}</td><td>{_speedup(row.proxy)}</td>"
             f"<td>{full}</td><td>{held}</td></tr>"
