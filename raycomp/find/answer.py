@@ -31,6 +31,7 @@ class Answer:
     on_proxy: dict[str, Verdict] = dataclasses.field(default_factory=dict)  # each recipe's verdict there
     at_full: dict[str, Verdict] = dataclasses.field(default_factory=dict)  # each recipe Confirm ran at full length
     alone: dict[str, Verdict] = dataclasses.field(default_factory=dict)  # each other survivor, on Confirm's first seeds
+    covered: tuple[str, ...] = ()  # the survivors not run alone: the recipe they are in held
 
     def proxy_held(self) -> list[tuple[str, Verdict, Verdict | None, bool | None]]:
         """For each recipe the proxy judged: (its key, the proxy's verdict, the full run's or None where it did not
@@ -51,6 +52,10 @@ class Answer:
             else:
                 held.append((key, proxy, None, None))
         return held
+
+    def in_held_recipe(self, key: str) -> bool:
+        """Whether the survivor ``key`` was not run alone because the recipe it is in held (``faster``)."""
+        return key in self.covered
 
     @property
     def timing_holds(self) -> bool:
@@ -109,4 +114,5 @@ def answer_of(plan: FindPlan, state: FindState) -> Answer:
         on_proxy=dict(state.confirm.proxy),
         at_full=dict(state.confirm.full),
         alone=dict(state.confirm.alone),
+        covered=tuple(state.confirm.covered),
     )

@@ -10,8 +10,9 @@ means the machine's timing could not support the verdict, and nothing is recomme
 After a search on a proxy (``find.proxy``), Confirm runs at full length: the proxy's ranking is a guess there. When
 its recipe is not shown faster, the next best on the proxy (a tuned survivor alone) is confirmed on the same fresh
 seeds, budget permitting, so a proxy that misled still ends in an answer. Then each tuned survivor Confirm did not
-run trains alone at full length on Confirm's first seeds (their references trained already), budget permitting:
-whether the proxy's ranking of the methods held, not only its choice; none of them changes the answer. Each
+run trains alone at full length on Confirm's first seeds (their references trained already), budget permitting,
+unless the recipe it is in held: whether the proxy's ranking of the methods held, not only its choice (and which
+methods of a recipe that did not hold failed); none of them changes the answer. Each
 recipe's verdict on the proxy and at full length is kept for the answer's "did the proxy hold" lines.
 """
 
@@ -77,7 +78,9 @@ def _survivors_at_full_length(race: Race) -> list[Request]:
     plan, state = race.plan, race.state
     seeds = plan.confirm_seeds(plan.confirm.first)
     done = state.confirm.full.keys() | state.confirm.alone.keys()
-    unrun = [recipe for recipe in _proxy_ranked(race) if recipe.key not in done]
+    ranked = [recipe for recipe in _proxy_ranked(race) if recipe.key not in done]
+    state.confirm.covered = [recipe.key for recipe in ranked if _in_held_recipe(race, recipe)]
+    unrun = [recipe for recipe in ranked if recipe.key not in state.confirm.covered]
     requests = race.missing([(recipe, seed) for recipe in unrun for seed in seeds])
     started = any(race.observations.has(race.arm(recipe.key), seed) for recipe in unrun for seed in seeds)
     if requests and (started or not race.overruns(len(requests), plan.budget_s)):
@@ -86,6 +89,14 @@ def _survivors_at_full_length(race: Race) -> list[Request]:
     for recipe in [] if requests else unrun:
         state.confirm.alone[recipe.key] = race.judge(recipe, seeds, level)
     return []
+
+
+def _in_held_recipe(race: Race, recipe: Recipe) -> bool:
+    """Whether ``recipe``'s methods are all in the recipe Confirm found ``faster``: that recipe held, so a check of
+    its own would cost full-length runs (a proxy's whole point is fewer) to say less."""
+    confirm = race.state.confirm
+    held = confirm.verdict is not None and confirm.verdict.verdict == FASTER and confirm.recipe is not None
+    return held and set(recipe.names) <= set(confirm.recipe.names)  # type: ignore[union-attr]
 
 
 def _proxy_stage(race: Race) -> str:

@@ -110,6 +110,7 @@ def write_find_files(
                     "proxy": dataclasses.asdict(proxy),
                     "full": dataclasses.asdict(full) if full else None,
                     "held": held,
+                    "covered": answer.in_held_recipe(key),  # not run alone: the recipe it is in held
                 }
                 for key, proxy, full, held in answer.proxy_held()
             ],

@@ -35,7 +35,9 @@ def proxy_lines(answer: Answer) -> list[str]:
     ]
     width = max([len(key) for key in answer.on_proxy] + [4])
     for key, proxy, full, held in answer.proxy_held():
-        at_full = "not run at full length" if full is None else f"full length: {describe(full)}"
+        at_full = f"full length: {describe(full)}" if full is not None else "not run at full length"
+        if full is None and answer.in_held_recipe(key):
+            at_full = "not run alone at full length: the recipe it is in held"
         word = {True: "held: ", False: "did not hold: ", None: "" if full is None else "not shown either way: "}[held]
         lines.append(f"  {key:<{width}}  proxy: {describe(proxy)}")
         lines.append(f"  {'':<{width}}  {word}{at_full}")
