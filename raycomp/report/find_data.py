@@ -54,12 +54,14 @@ class TriedArm:
 @dataclasses.dataclass(frozen=True)
 class ProxyHeld:
     """One recipe a find on a proxy judged there: its verdict on the proxy, at full length (None: not run there),
-    and whether the proxy's call held (None: not run, or not shown either way there)."""
+    whether the proxy's call held (None: not run, or not shown either way there), and whether it was not run alone
+    because the recipe it is in held (``covered``)."""
 
     recipe: str
     proxy: Verdict
     full: Verdict | None
     held: bool | None
+    covered: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,7 +149,13 @@ def find_report(document: dict[str, Any], source: str, folder: Path | None = Non
         proxy=(document.get("proxy") or {}).get("max_duration", ""),
         proxy_data=float((document.get("proxy") or {}).get("data_fraction", 1.0)),
         proxy_held=tuple(
-            ProxyHeld(row["recipe"], _verdict(row["proxy"]), _verdict(row.get("full")), row.get("held"))  # type: ignore[arg-type]
+            ProxyHeld(
+                row["recipe"],
+                _verdict(row["proxy"]),
+                _verdict(row.get("full")),
+                row.get("held"),
+                bool(row.get("covered")),
+            )  # type: ignore[arg-type]
             for row in (document.get("proxy") or {}).get("recipes", [])
         ),
     )

@@ -79,7 +79,9 @@ def proxy_table(report: FindReport) -> str:
     """The figure's numbers: each recipe's verdict on the proxy and at full length, and whether the call held."""
     rows = []
     for number, row in enumerate((row for row in report.proxy_held if row.proxy.speedup is not None), start=1):
-        full = "not run at full length" if row.full is None else _speedup(row.full)
+        full = _speedup(row.full) if row.full is not None else "not run at full length"
+        if row.full is None and row.covered:
+            full = "not run alone: the recipe it is in held"
         unknown = "-" if row.full is None else "not shown either way"
         held = {True: "held", False: "did not hold", None: unknown}[row.held]
         rows.append(

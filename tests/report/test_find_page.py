@@ -136,3 +136,21 @@ def test_a_find_on_a_proxy_shows_each_recipes_speed_up_there_against_the_full_ru
             assert bottom <= row.full.speedup_ci_low and row.full.speedup_ci_high <= top
     assert {f"{'held' if h else 'missed'}:{key}" for key, h in held.items() if h is not None} <= gids
     assert (folder / "report" / "proxy_held.png").stat().st_size > 10_000
+
+
+def test_a_method_of_a_recipe_that_held_is_said_covered_on_the_page_not_missing(tmp_path, capsys):
+    """Issue 57 item 3: after a proxy, a survivor that is in the recipe Confirm found faster is not run alone (the
+    recipe held): the CLI, find.json and the page say so, rather than a bare "not run at full length"."""
+    from raycomp.find.text import proxy_lines
+
+    folder = tmp_path / "covered"
+    answer = simulated_find(folder, {"m1": 1.3, "m2": 1.25}, proxy=0.25)  # effects that add up: m1+m2 is the recipe
+    assert answer.recommended is not None and {"m1", "m2"} <= set(answer.recommended.names)
+    assert answer.covered and not set(answer.covered) & (set(answer.alone) | set(answer.at_full))
+    assert "not run alone at full length: the recipe it is in held" in "\n".join(proxy_lines(answer))
+    rows = json.loads((folder / "find.json").read_text())["proxy"]["recipes"]
+    assert {row["recipe"] for row in rows if row["covered"]} == set(answer.covered)
+    assert main([str(folder), "--no-mlflow"]) == 0
+    capsys.readouterr()
+    table = (folder / "report" / "report.html").read_text().split('<table id="proxy-held">', 1)[1].split("</table>")[0]
+    assert table.count("not run alone: the recipe it is in held") == len(answer.covered)
