@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from raycomp.find.confirm import covered
 from raycomp.find.plan import FindPlan
 from raycomp.find.race import shown_faster
 from raycomp.find.recipes import Recipe
@@ -114,5 +115,5 @@ def answer_of(plan: FindPlan, state: FindState) -> Answer:
         on_proxy=dict(state.confirm.proxy),
         at_full=dict(state.confirm.full),
         alone=dict(state.confirm.alone),
-        covered=tuple(state.confirm.covered),
+        covered=tuple(covered(state)),
     )

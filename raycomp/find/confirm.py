@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from raycomp.find.race import Race, Request, merit
 from raycomp.find.recipes import Recipe
-from raycomp.find.state import CONFIRM, STAGES, describe, next_stage
+from raycomp.find.state import CONFIRM, STAGES, FindState, describe, next_stage
 from raycomp.results.verdicts import FASTER, RESOLVED, Verdict
 
 
@@ -77,10 +77,8 @@ def _survivors_at_full_length(race: Race) -> list[Request]:
     already started is finished: its trials are half spent)."""
     plan, state = race.plan, race.state
     seeds = plan.confirm_seeds(plan.confirm.first)
-    done = state.confirm.full.keys() | state.confirm.alone.keys()
-    ranked = [recipe for recipe in _proxy_ranked(race) if recipe.key not in done]
-    state.confirm.covered = [recipe.key for recipe in ranked if _in_held_recipe(race, recipe)]
-    unrun = [recipe for recipe in ranked if recipe.key not in state.confirm.covered]
+    done = state.confirm.full.keys() | state.confirm.alone.keys() | set(covered(state))
+    unrun = [recipe for recipe in _proxy_ranked(race) if recipe.key not in done]
     requests = race.missing([(recipe, seed) for recipe in unrun for seed in seeds])
     started = any(race.observations.has(race.arm(recipe.key), seed) for recipe in unrun for seed in seeds)
     if requests and (started or not race.overruns(len(requests), plan.budget_s)):
@@ -91,12 +89,14 @@ def _survivors_at_full_length(race: Race) -> list[Request]:
     return []
 
 
-def _in_held_recipe(race: Race, recipe: Recipe) -> bool:
-    """Whether ``recipe``'s methods are all in the recipe Confirm found ``faster``: that recipe held, so a check of
-    its own would cost full-length runs (a proxy's whole point is fewer) to say less."""
-    confirm = race.state.confirm
-    held = confirm.verdict is not None and confirm.verdict.verdict == FASTER and confirm.recipe is not None
-    return held and set(recipe.names) <= set(confirm.recipe.names)  # type: ignore[union-attr]
+def covered(state: FindState) -> list[str]:
+    """The tuned survivors not run alone because their methods are all in the recipe Confirm found ``faster``: that
+    recipe held, so a check of their own would cost full-length runs (a proxy's whole point is fewer) to say less."""
+    confirm = state.confirm
+    if confirm.recipe is None or confirm.verdict is None or confirm.verdict.verdict != FASTER:
+        return []
+    names, ran = set(confirm.recipe.names), confirm.full.keys() | confirm.alone.keys()
+    return [r.key for r in state.tune.tuned.values() if r.key not in ran and set(r.names) <= names]
 
 
 def _proxy_stage(race: Race) -> str:

@@ -78,7 +78,6 @@ class ConfirmState:
     full: dict[str, Verdict] = dataclasses.field(default_factory=dict)
     # then each tuned survivor Confirm did not run, alone at full length on Confirm's first seeds
     alone: dict[str, Verdict] = dataclasses.field(default_factory=dict)
-    covered: list[str] = dataclasses.field(default_factory=list)  # survivors not run alone: the recipe they are in held
 
 
 @dataclasses.dataclass

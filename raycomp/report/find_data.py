@@ -153,9 +153,9 @@ def find_report(document: dict[str, Any], source: str, folder: Path | None = Non
                 row["recipe"],
                 _verdict(row["proxy"]),
                 _verdict(row.get("full")),
-                row.get("held"),
+                row.get("held"),  # type: ignore[arg-type]
                 bool(row.get("covered")),
-            )  # type: ignore[arg-type]
+            )
             for row in (document.get("proxy") or {}).get("recipes", [])
         ),
     )
