@@ -8,12 +8,14 @@ out or the find's budget is spent. The control is judged on the same seeds: a ``
 means the machine's timing could not support the verdict, and nothing is recommended.
 
 After a search on a proxy (``find.proxy``), Confirm runs at full length: the proxy's ranking is a guess there. When
-its recipe is not shown faster, the next best on the proxy (a tuned survivor alone) is confirmed on the same fresh
-seeds, budget permitting, so a proxy that misled still ends in an answer. Then each tuned survivor Confirm did not
-run trains alone at full length on Confirm's first seeds (their references trained already), budget permitting,
-unless the recipe it is in held: whether the proxy's ranking of the methods held, not only its choice (and which
-methods of a recipe that did not hold failed); none of them changes the answer. Each
-recipe's verdict on the proxy and at full length is kept for the answer's "did the proxy hold" lines.
+its recipe is not shown faster, a proxy that misled should still end in an answer, and the best one left: each
+method of that recipe trains alone at full length on Confirm's first seeds (their references trained already), and
+the recipe without the methods that are not faster alone there (the culprits: a method that helps only on short
+runs) is confirmed next on the same fresh seeds; when no method is to blame, or none is left, the next best on the
+proxy (a tuned survivor alone that did not fail at full length) is; each budget permitting. Then each tuned
+survivor Confirm did not run trains alone the same way, unless the recipe it is in held: whether the proxy's
+ranking of the methods held, not only its choice; none of them changes the answer. Each recipe's verdict on the
+proxy and at full length is kept for the answer's "did the proxy hold" lines.
 """
 
 from __future__ import annotations
@@ -59,10 +61,15 @@ def _answer(race: Race) -> list[Request]:
         if verdict.verdict in RESOLVED or n >= plan.confirm.last or race.overruns(next_look, plan.budget_s):
             if plan.proxy is not None:
                 state.confirm.full[recipe.key] = verdict
+                if verdict.verdict != FASTER and len(recipe.methods) > 1:  # which of its methods failed?
+                    members = _alone_at_full_length(race, [Recipe.of(method) for method in recipe.methods])
+                    if members:
+                        return members
                 following = _next_candidate(race) if verdict.verdict != FASTER else None
                 if following is not None:  # the proxy misled: the next in its ranking, on the same fresh seeds
                     for name in recipe.names:
                         state.note(name, CONFIRM, f"{recipe.key} did not hold at full length: {describe(verdict)}")
+                    _leave_culprits(state, recipe, following)
                     state.confirm.recipe, state.confirm.n = following, plan.confirm.first
                     continue
             state.confirm.verdict = verdict
@@ -72,13 +79,20 @@ def _answer(race: Race) -> list[Request]:
 
 
 def _survivors_at_full_length(race: Race) -> list[Request]:
-    """Each tuned survivor Confirm did not run, alone at full length on Confirm's first seeds: the trials still
-    missing, or none once each is judged (into ``state.confirm.alone``) or the budget cannot pay for them (a check
-    already started is finished: its trials are half spent)."""
+    """Each tuned survivor Confirm did not run and no held recipe covers, alone at full length (on Confirm's first
+    seeds: ``_alone_at_full_length``)."""
+    done = set(covered(race.state))
+    return _alone_at_full_length(race, [recipe for recipe in _proxy_ranked(race) if recipe.key not in done])
+
+
+def _alone_at_full_length(race: Race, recipes: list[Recipe]) -> list[Request]:
+    """Each of ``recipes`` not run at full length yet, there on Confirm's first seeds: the trials still missing, or
+    none once each is judged (into ``state.confirm.alone``) or the budget cannot pay for them (a check already
+    started is finished: its trials are half spent)."""
     plan, state = race.plan, race.state
     seeds = plan.confirm_seeds(plan.confirm.first)
-    done = state.confirm.full.keys() | state.confirm.alone.keys() | set(covered(state))
-    unrun = [recipe for recipe in _proxy_ranked(race) if recipe.key not in done]
+    done = state.confirm.full.keys() | state.confirm.alone.keys()
+    unrun = [recipe for recipe in recipes if recipe.key not in done]
     requests = race.missing([(recipe, seed) for recipe in unrun for seed in seeds])
     started = any(race.observations.has(race.arm(recipe.key), seed) for recipe in unrun for seed in seeds)
     if requests and (started or not race.overruns(len(requests), plan.budget_s)):
@@ -121,10 +135,44 @@ def _proxy_ranked(race: Race) -> list[Recipe]:
 
 
 def _next_candidate(race: Race) -> Recipe | None:
-    """The best recipe on the proxy that Confirm has not run, when its first look fits in the budget; else None."""
+    """What Confirm runs after a recipe that did not hold, when its first look fits in the budget: that recipe
+    without its culprits (``_without_culprits``), else the best recipe on the proxy that Confirm has not run and
+    that was not slower alone at full length; else None."""
     plan, state = race.plan, race.state
     if race.overruns(plan.confirm.first, plan.budget_s):  # its own trials: the references at these seeds exist
         return None
+    assert state.confirm.recipe is not None
+    reduced = _without_culprits(race, state.confirm.recipe)
+    if reduced is not None and reduced.key not in state.confirm.full:
+        return reduced
     ranked = [recipe for recipe in _proxy_ranked(race) if recipe.key not in state.confirm.full]
-    viable = [recipe for recipe in ranked if merit(state.confirm.proxy.get(recipe.key) or _on_proxy(race, recipe)) > 0]
+    failed = {key for key, verdict in state.confirm.alone.items() if merit(verdict) <= 0}
+    viable = [
+        recipe
+        for recipe in ranked
+        if recipe.key not in failed and merit(state.confirm.proxy.get(recipe.key) or _on_proxy(race, recipe)) > 0
+    ]
     return viable[0] if viable else None
+
+
+def _without_culprits(race: Race, recipe: Recipe) -> Recipe | None:
+    """``recipe`` without the methods that were not faster alone at full length (less accurate, below the
+    frontier, or a speed-up under 1x on Confirm's first seeds): None when each method's run alone is not in (the
+    budget had no room), when none is to blame (then the combination itself failed) or when none is left."""
+    alone = race.state.confirm.alone | race.state.confirm.full
+    keys = [Recipe.of(method).key for method in recipe.methods]
+    if len(recipe.methods) < 2 or any(key not in alone for key in keys):
+        return None
+    kept = tuple(method for method, key in zip(recipe.methods, keys, strict=True) if merit(alone[key]) > 0)
+    return Recipe(kept) if kept and len(kept) < len(recipe.methods) else None
+
+
+def _leave_culprits(state: FindState, recipe: Recipe, following: Recipe) -> None:
+    """When ``following`` is ``recipe`` without its culprits: they end here, with what they did alone."""
+    if not set(following.names) < set(recipe.names):
+        return
+    alone = state.confirm.alone | state.confirm.full
+    for method in recipe.methods:
+        if method.name not in following.names:
+            verdict = alone[Recipe.of(method).key]
+            state.leave(method.name, CONFIRM, f"left out of the recipe: alone at full length {describe(verdict)}")

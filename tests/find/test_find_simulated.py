@@ -123,6 +123,22 @@ def test_where_the_proxy_ranks_wrong_its_miss_is_reported_and_the_next_candidate
     assert len(missed) >= 0.80 * len(found)  # the proxy's miss (a recipe with m1) is said, not hidden
 
 
+def test_where_the_proxy_misleads_inside_its_recipe_the_recipe_without_the_culprit_is_confirmed():
+    """m2 and m3 (1.2x each) add up on both runs; m1 joins them on the proxy (1.4x there) and is 0.6x at full length,
+    so the proxy's recipe of all three is slower there. Each of its methods then trains alone at full length on
+    Confirm's first seeds, and the recipe without m1 is confirmed on the same fresh seeds: the answer keeps what
+    the proxy got right (m2+m3, 1.44x), not one survivor alone (1.2x), and m1 is never confirmed on its own."""
+    found = answers("proxy 0.25, misleads in the recipe: m1 1.4x only on it, m2 and m3 1.2x", seed=14, finds=100)
+    assert share(found, lambda recipe: {"m2", "m3"} <= set(recipe.names) and "m1" not in recipe.names) >= 0.85
+    assert share(found, lambda recipe: "m1" in recipe.names) <= ALLOWED
+    alone_m1 = [
+        answer for answer in found if any(key.partition("(")[0] == "m1" for key in answer.at_full if "+" not in key)
+    ]
+    assert len(alone_m1) <= 0.05 * len(found)  # the culprit's own run at full length said it: no confirm of it
+    left_out = [answer for answer in found if answer.lines["m1"].outcome.startswith("left out of the recipe")]
+    assert len(left_out) >= 0.85 * len(found)
+
+
 def test_after_a_proxy_each_tuned_survivor_outside_the_held_recipe_trains_alone_and_its_call_is_judged_or_unknown():
     """Issue 57 item 3: "did the proxy hold" for each method that reached Tune, not only for the recipe. m1 1.3x alone
     and m2 1.25x alone, no faster together, on both run lengths: Confirm answers with one of them; then the other
