@@ -46,7 +46,7 @@ def confirm(race: Race) -> list[Request]:
 
 
 def _answer(race: Race) -> list[Request]:
-    """The recipe's looks (and, after a proxy that misled, the next best's) until its verdict is in
+    """The recipe's looks (and, after a proxy that misled, the next candidate's) until its verdict is in
     ``state.confirm.verdict``: the trials a look still lacks, else none."""
     plan, state = race.plan, race.state
     while True:
