@@ -126,8 +126,9 @@ class FindPlan:
     def most_runs(self) -> dict[str, float]:
         """The most each part of the race can train, in full runs (a proxy trial counts its share; a frontier trial
         its budget): each search stage's candidates at its last look, the references at the search seeds, and
-        Confirm at its last (the control included; a proxy's second-guess adds its recipe's trials again), and after a
-        proxy each candidate alone at Confirm's first seeds."""
+        Confirm at its last (the control included), and after a proxy each candidate alone at Confirm's first seeds.
+        Where a proxy misled, Confirm's second guess (the recipe without its culprits, or a survivor) trains more
+        than its runs alone only past its first look: not counted here, and only while ``find.budget`` allows."""
         candidates = len(self.candidates)
         settings = sum(len(candidate.settings) for candidate in self.candidates)
         reference = 1 + sum(self.frontier_budgets)
