@@ -127,8 +127,9 @@ class FindPlan:
         """The most each part of the race can train, in full runs (a proxy trial counts its share; a frontier trial
         its budget): each search stage's candidates at its last look, the references at the search seeds, and
         Confirm at its last (the control included), and after a proxy each candidate alone at Confirm's first seeds.
-        Where a proxy misled, Confirm's second guess (the recipe without its culprits, or a survivor) trains more
-        than its runs alone only past its first look: not counted here, and only while ``find.budget`` allows."""
+        Where a proxy misled, a survivor confirmed as the second guess reuses its runs alone (more only past its
+        first look), and the recipe confirmed again without its culprits trains its own looks: neither extra is
+        counted here, and both run only while ``find.budget`` allows."""
         candidates = len(self.candidates)
         settings = sum(len(candidate.settings) for candidate in self.candidates)
         reference = 1 + sum(self.frontier_budgets)
