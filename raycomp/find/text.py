@@ -33,7 +33,7 @@ def proxy_lines(answer: Answer) -> list[str]:
         f"did the proxy hold? (the search raced on {proxy_words(answer.proxy, answer.proxy_data)}; Confirm ran at full "
         "length)",
     ]
-    width = max([len(key) for key in answer.on_proxy] + [4])
+    width = max([len(key) for key in (*answer.on_proxy, *answer.at_full)] + [4])
     for key, proxy, full, held in answer.proxy_held():
         at_full = f"full length: {describe(full)}" if full is not None else "not run at full length"
         if full is None and answer.in_held_recipe(key):
@@ -41,6 +41,10 @@ def proxy_lines(answer: Answer) -> list[str]:
         word = {True: "held: ", False: "did not hold: ", None: "" if full is None else "not shown either way: "}[held]
         lines.append(f"  {key:<{width}}  proxy: {describe(proxy)}")
         lines.append(f"  {'':<{width}}  {word}{at_full}")
+    for key, full in answer.at_full.items():  # a recipe confirmed again without its culprits: never on the proxy
+        if key not in answer.on_proxy:
+            lines.append(f"  {key:<{width}}  proxy: not raced there (a recipe above without its culprits)")
+            lines.append(f"  {'':<{width}}  full length: {describe(full)}")
     return lines
 
 

@@ -137,6 +137,10 @@ def test_where_the_proxy_misleads_inside_its_recipe_the_recipe_without_the_culpr
     assert len(alone_m1) <= 0.05 * len(found)  # the culprit's own run at full length said it: no confirm of it
     left_out = [answer for answer in found if answer.lines["m1"].outcome.startswith("left out of the recipe")]
     assert len(left_out) >= 0.85 * len(found)
+    from raycomp.find.text import proxy_lines
+
+    said = "\n".join(proxy_lines(left_out[0]))  # the recipe confirmed again: its full-length verdict, no proxy one
+    assert f"{left_out[0].chosen.key}" in said and "proxy: not raced there" in said, said
 
 
 def test_after_a_proxy_each_tuned_survivor_outside_the_held_recipe_trains_alone_and_its_call_is_judged_or_unknown():
