@@ -168,11 +168,10 @@ def _without_culprits(race: Race, recipe: Recipe) -> Recipe | None:
 
 
 def _leave_culprits(state: FindState, recipe: Recipe, following: Recipe) -> None:
-    """When ``following`` is ``recipe`` without its culprits: they end here, with what they did alone."""
-    if not set(following.names) < set(recipe.names):
-        return
+    """The methods of ``recipe`` that ``following`` leaves out and that were not faster alone at full length (the
+    culprits) end here, with what they did alone."""
     alone = state.confirm.alone | state.confirm.full
     for method in recipe.methods:
-        if method.name not in following.names:
-            verdict = alone[Recipe.of(method).key]
+        verdict = alone.get(Recipe.of(method).key)
+        if method.name not in following.names and verdict is not None and merit(verdict) <= 0:
             state.leave(method.name, CONFIRM, f"left out of the recipe: alone at full length {describe(verdict)}")
