@@ -66,7 +66,7 @@ def _answer(race: Race) -> list[Request]:
                     if members:
                         return members
                 following = _next_candidate(race) if verdict.verdict != FASTER else None
-                if following is not None:  # the proxy misled: the next in its ranking, on the same fresh seeds
+                if following is not None:  # the proxy misled: the next candidate, on the same fresh seeds
                     for name in recipe.names:
                         state.note(name, CONFIRM, f"{recipe.key} did not hold at full length: {describe(verdict)}")
                     _leave_culprits(state, recipe, following)

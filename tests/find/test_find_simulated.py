@@ -140,7 +140,7 @@ def test_where_the_proxy_misleads_inside_its_recipe_the_recipe_without_the_culpr
     from raycomp.find.text import proxy_lines
 
     said = "\n".join(proxy_lines(left_out[0]))  # the recipe confirmed again: its full-length verdict, no proxy one
-    assert f"{left_out[0].chosen.key}" in said and "proxy: not raced there" in said, said
+    assert left_out[0].chosen.key in said and "proxy: not raced there" in said, said
 
 
 def test_after_a_proxy_each_tuned_survivor_outside_the_held_recipe_trains_alone_and_its_call_is_judged_or_unknown():
