@@ -103,10 +103,18 @@ def draw_round(round_: Round, world: World, rng: np.random.Generator, seeds: dic
 
 
 def simulate_find(plan: FindPlan, world: World, rng: np.random.Generator) -> Answer:
-    state, observations, seeds = start(plan), Observations(), {}
+    return simulate_find_and_cost(plan, world, rng)[0]
+
+
+def simulate_find_and_cost(plan: FindPlan, world: World, rng: np.random.Generator) -> tuple[Answer, float]:
+    """The find's answer and what it trained, in full runs as ``FindPlan.most_runs`` counts them (a proxy trial its
+    share of the run, a frontier trial its budget)."""
+    state, observations, seeds, runs = start(plan), Observations(), {}, 0.0
     while (round_ := advance(plan, state, observations)) is not None:
+        for request in round_.requests:
+            runs += (world.proxy or 1.0 if request.arm.endswith(PROXY_SUFFIX) else 1.0) * (request.budget or 1.0)
         observations.add(draw_round(round_, world, rng, seeds))
-    return answer_of(plan, state)
+    return answer_of(plan, state), runs
 
 
 def plan_for(
@@ -158,7 +166,8 @@ WORLDS |= {
 # A search on a quarter of the run (find.proxy: 0.25dur), confirmed at full length. Where the proxy ranks right, m2
 # helps on both; where it ranks wrong, m1 is 1.4x on the short run and 0.8x on the real one (a warmup-like method).
 # Where it misleads inside the recipe, m2 and m3 add up on both runs and m1 joins them on the proxy only: at full
-# length it is 0.6x, so the proxy's recipe (all three, 0.86x there) is slower and m2+m3 is the answer.
+# length it is 0.6x, so the proxy's recipe (all three, 0.86x there) is slower and m2+m3 is the answer. Where it
+# misleads everywhere, every method is 1.3x on the proxy and none helps at full length: any recipe is a false one.
 SHORT_ONLY = independent({"m1": 1.4, "m2": 1.2})
 WORLDS |= {
     "proxy 0.25, ranks right: one 1.3x": (
@@ -175,6 +184,12 @@ WORLDS |= {
             measured(independent({"m1": 0.6, "m2": 1.2, "m3": 1.2})),
             proxy=0.25,
             proxy_effects=independent({"m1": 1.4, "m2": 1.2, "m3": 1.2}),
+        ),
+    ),
+    "proxy 0.25, misleads everywhere: each 1.3x on it, none helps at full length": (
+        candidates(5),
+        dataclasses.replace(
+            measured(independent({})), proxy=0.25, proxy_effects=independent({f"m{i}": 1.3 for i in range(5)})
         ),
     ),
 }

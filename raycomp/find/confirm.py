@@ -12,7 +12,8 @@ its recipe is not shown faster, a proxy that misled should still end in an answe
 method of that recipe trains alone at full length on Confirm's first seeds (their references trained already), and
 the recipe without the methods that are not faster alone there (the culprits: a method that helps only on short
 runs) is confirmed next on the same fresh seeds; when no method is to blame, or none is left, the next best on the
-proxy (a tuned survivor alone that did not fail at full length) is; each budget permitting. Then each tuned
+proxy (a tuned survivor alone that did not fail at full length) is; one such second guess
+(``FindPlan.second_guesses``: each is another test on the same seeds), budget permitting. Then each tuned
 survivor Confirm did not run trains alone the same way, unless the recipe it is in held: whether the proxy's
 ranking of the methods held, not only its choice; none of them changes the answer. Each recipe's verdict on the
 proxy and at full length is kept for the answer's "did the proxy hold" lines.
@@ -135,10 +136,12 @@ def _proxy_ranked(race: Race) -> list[Recipe]:
 
 
 def _next_candidate(race: Race) -> Recipe | None:
-    """What Confirm runs after a recipe that did not hold, when its first look fits in the budget: that recipe
-    without its culprits (``_without_culprits``), else the best recipe on the proxy that Confirm has not run and
-    that was not slower alone at full length; else None."""
+    """What Confirm runs after a recipe that did not hold, while ``plan.second_guesses`` allows one more and its
+    first look fits in the budget: that recipe without its culprits (``_without_culprits``), else the best recipe
+    on the proxy that Confirm has not run and that was not slower alone at full length; else None."""
     plan, state = race.plan, race.state
+    if len(state.confirm.full) > plan.second_guesses:  # the proxy's recipe and each guess so far
+        return None
     if race.overruns(plan.confirm.first, plan.budget_s):  # its own trials: the references at these seeds exist
         return None
     assert state.confirm.recipe is not None

@@ -87,6 +87,10 @@ class FindPlan:
     budget_s: float | None = None
     search_share: float = 0.6
     proxy: Proxy | None = None  # the search stages' shorter run (None: they race at full length)
+    # After a proxy's recipe that did not hold: how many more recipes Confirm may run on the same fresh seeds. Each
+    # is one more test on those seeds (a chain of them would bring back the winner's curse) and its cost is counted
+    # in ``most_runs``; the issue's "the next candidate, budget permitting".
+    second_guesses: int = 1
 
     @functools.cached_property
     def by_name(self) -> Mapping[str, Candidate]:
@@ -126,10 +130,8 @@ class FindPlan:
     def most_runs(self) -> dict[str, float]:
         """The most each part of the race can train, in full runs (a proxy trial counts its share; a frontier trial
         its budget): each search stage's candidates at its last look, the references at the search seeds, and
-        Confirm at its last (the control included), and after a proxy each candidate alone at Confirm's first seeds.
-        Where a proxy misled, a survivor confirmed as the second guess reuses its runs alone (more only past its
-        first look), and the recipe confirmed again without its culprits trains its own looks: neither extra is
-        counted here, and both run only while ``find.budget`` allows."""
+        Confirm at its last (the control included); after a proxy also each candidate alone at Confirm's first
+        seeds and each second guess's recipe at Confirm's last look (its references are the first recipe's)."""
         candidates = len(self.candidates)
         settings = sum(len(candidate.settings) for candidate in self.candidates)
         reference = 1 + sum(self.frontier_budgets)
@@ -144,5 +146,5 @@ class FindPlan:
             "compose": max(0, candidates - 1) * 2 * self.compose.last * length("compose"),
             "references": self.search_seeds * reference * length("screen"),
             "confirm": self.confirm.last * (1 + reference + self.control)
-            + (candidates * self.confirm.first if self.proxy is not None else 0),
+            + (candidates * self.confirm.first + self.second_guesses * self.confirm.last if self.proxy else 0),
         }

@@ -223,9 +223,10 @@ def test_the_cost_of_a_find_on_a_proxy_is_said_up_front_against_racing_at_full_l
     plan = find_plan(config, (Candidate("mixup"), Candidate("cutmix")))
     line = cost_line(config, plan)
     # Screen: 2 candidates at 6 seeds, a quarter of 4 epochs each; Confirm: 8 seeds of recipe, baseline, half-budget
-    # frontier and control at full length (112), then each candidate alone at Confirm's 3 first seeds (24)
+    # frontier and control at full length (112), each candidate alone at Confirm's 3 first seeds (24), and one second
+    # guess's recipe at Confirm's 8 seeds (32)
     assert "with the proxy (1ep of the run): screen 12 on the proxy (48 at full length)" in line, line
-    assert "confirm 136 at full length" in line and line.startswith("at most ")
+    assert "confirm 168 at full length" in line and line.startswith("at most ")
     total = int(line.split(" trial-epochs")[0].removeprefix("at most ").replace(",", ""))
     full = int(line.rsplit("every stage at full length: ", 1)[1].replace(",", ""))
     assert total < full
