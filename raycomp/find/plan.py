@@ -89,7 +89,7 @@ class FindPlan:
     proxy: Proxy | None = None  # the search stages' shorter run (None: they race at full length)
     # After a proxy's recipe that did not hold: how many more recipes Confirm may run on the same fresh seeds. Each
     # is one more test on those seeds (a chain of them would bring back the winner's curse) and its cost is counted
-    # in ``most_runs``; the issue's "the next candidate, budget permitting".
+    # in ``most_runs`` (issue 57: "names the next candidate and, budget permitting, confirms that one").
     second_guesses: int = 1
 
     @functools.cached_property
