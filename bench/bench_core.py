@@ -103,7 +103,8 @@ def hand_selection(model, batch, keep: float = 0.5, scale_factor: float = 0.5):
     """A minimal SelectiveBackprop step, as one would write it by hand: a no-grad scoring forward over the
     downsampled batch (BatchNorm on batch statistics, as in train mode), ``int(keep * N)`` examples drawn by
     loss rank, and the training step on them with BatchNorm statistics left alone. On the CPU it scores
-    channels-last, as SelectiveBackprop does there, so that the comparison measures bookkeeping alone."""
+    channels-last, as SelectiveBackprop does there, so that the comparison measures bookkeeping alone; it draws
+    without host synchronisation, as SelectiveBackprop does (issue 58)."""
     inputs, targets = batch
     with torch.no_grad():
         small = torch.nn.functional.interpolate(inputs, scale_factor=scale_factor, mode="bilinear")
@@ -112,7 +113,8 @@ def hand_selection(model, batch, keep: float = 0.5, scale_factor: float = 0.5):
         losses = model.loss(model((small, targets)).float(), batch, reduction="none")
     n = inputs.shape[0]
     weights = ((torch.arange(n, device=inputs.device, dtype=torch.float32) + 0.5) / n) ** (1 / keep - 1)
-    chosen = losses.argsort()[torch.multinomial(weights, int(keep * n))].sort().values
+    race = weights / torch.empty_like(weights).exponential_()  # torch.multinomial's draw, without its host check
+    chosen = losses.argsort()[race.topk(int(keep * n)).indices].sort().values
     return inputs[chosen], targets[chosen]
 
 
@@ -182,9 +184,11 @@ def make_run(args, train, test, algorithms, epochs: int, seed: int, trainer: boo
         steps = epochs * len(loader)
         scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, total_steps=steps)
         if not trainer:
-            if args.compile:
+            selection = select
+            if args.compile:  # as the Trainer does: the model, and the selection as one function of its own
                 model = compile_model(model, args.compile)
-            hand_loop(model, loader, optimizer, scheduler, epochs, args.device, args.precision, select)
+                selection = select and compile_model(select, args.compile)
+            hand_loop(model, loader, optimizer, scheduler, epochs, args.device, args.precision, selection)
             synchronize(args.device)
             return None
         fitter = Trainer(

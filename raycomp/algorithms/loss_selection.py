@@ -69,11 +69,27 @@ def select_unchecked(
     with torch.no_grad():
         losses = loss_fun(model(downsample(input, scale_factor)), target, reduction="none")
     losses = losses.detach().float().reshape(num_samples, -1).mean(dim=1)
+    chosen = sample_by_loss_rank(losses, num_keep, keep)
+    return input[chosen], target[chosen]
+
+
+def sample_by_loss_rank(losses: torch.Tensor, num_keep: int, keep: float) -> torch.Tensor:
+    """The indices, in batch order, of ``num_keep`` examples drawn without replacement, the example of loss rank
+    ``r`` with weight ``((r + 0.5) / N) ** (1 / keep - 1)``.
+
+    The draw is ``torch.multinomial(weights, num_keep, replacement=False)``'s, written out: each weight over an
+    Exp(1) variate, the largest ``num_keep`` kept (the exponential race, Efraimidis and Spirakis 2006), which is
+    how multinomial draws without replacement, the same draws from the same generator. Multinomial first checks
+    its weights on the host (``.item()``): on a GPU that stalls every selected batch and keeps a CUDA graph from
+    capturing the selection. Here every shape is fixed by ``N`` and ``num_keep``, and nothing waits for the device.
+    """
+    num_samples = losses.shape[0]
     by_loss = losses.argsort()
     percentiles = (torch.arange(num_samples, device=losses.device, dtype=torch.float32) + 0.5) / num_samples
-    chosen_ranks = torch.multinomial(percentiles ** (1.0 / keep - 1.0), num_keep, replacement=False)
-    chosen = by_loss[chosen_ranks].sort().values
-    return input[chosen], target[chosen]
+    weights = percentiles ** (1.0 / keep - 1.0)
+    race = weights / torch.empty_like(weights).exponential_()
+    chosen_ranks = race.argmax(dim=0, keepdim=True) if num_keep == 1 else race.topk(num_keep).indices
+    return by_loss[chosen_ranks].sort().values
 
 
 def downsample(input: torch.Tensor, scale_factor: float) -> torch.Tensor:

@@ -46,6 +46,9 @@ from raycomp.core.logger import Logger
 from raycomp.core.precision import autocast
 from raycomp.core.state import State
 
+Selection = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+LossFunction = Callable[..., torch.Tensor]
+
 
 def start_before_end(arguments: Any) -> None:
     """SelectiveBackprop's window: it starts before it ends."""
@@ -97,20 +100,37 @@ class SelectiveBackprop(Algorithm):
         self._frozen: list[_BatchNorm] = []  # BatchNorm layers frozen for this batch's training step
         self._scoring_mode = ScoringMode()
         self._layout = ScoringLayout()
-        self._score: Callable[[Any], torch.Tensor] | None = None  # the model's forward, compiled with the Trainer
+        self._compiled_selection: Selection | None = None  # built the first time, if the Trainer compiles
         self.last_num_kept = 0
         self.last_num_samples = 0
         self.last_selection_s = 0.0
 
-    def _scoring_forward(self, state: State) -> Callable[[Any], torch.Tensor]:
-        """The model, compiled (static shapes) the first time if the Trainer compiles its own forward."""
-        if self._score is None:
-            model = state.model
-            if state.compile_mode is None:
-                self._score = model
-            else:
-                self._score = compile_model(model, state.compile_mode)
-        return self._score
+    def _selection(self, state: State, loss: LossFunction) -> Selection:
+        """Scoring, ranking, drawing and gathering the kept rows as one function of ``(input, target)``.
+
+        When the Trainer compiles its step, this is compiled too (static shapes), once: one graph with no host
+        synchronisation in it (``sample_by_loss_rank``), which ``reduce-overhead`` can replay as one CUDA graph,
+        and which switching SB on and off across the run does not recompile. Eager, the CPU scores channels-last
+        (``ScoringLayout``).
+        """
+        model, keep, scale_factor = state.model, self.keep, self.scale_factor
+        if state.compile_mode is None:
+            batchnorms = self._scoring_mode.batchnorms
+
+            def eager(input: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                def forward(x: torch.Tensor) -> torch.Tensor:
+                    return self._layout.forward(model, x, target, batchnorms)
+
+                return select_unchecked(input, target, forward, loss, keep, scale_factor)
+
+            return eager
+        if self._compiled_selection is None:
+
+            def score_and_select(input: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                return select_unchecked(input, target, lambda x: model((x, target)), loss, keep, scale_factor)
+
+            self._compiled_selection = compile_model(score_and_select, state.compile_mode)
+        return self._compiled_selection
 
     def check_workload(self, model: nn.Module, batch: Any) -> Inapplicable | None:
         """Selection ranks ``(input, target)`` samples by one loss each (``loss(..., reduction="none")``); with
@@ -145,7 +165,7 @@ class SelectiveBackprop(Algorithm):
         """``logger`` may be None when called by hand, as Composer's seed example does: nothing is then logged."""
         if event is Event.INIT:
             self._loss_fn = state.model.loss
-            self._score = None
+            self._compiled_selection = None
             self._layout = ScoringLayout()
             return
         if event is Event.AFTER_TRAIN_BATCH:
@@ -161,14 +181,8 @@ class SelectiveBackprop(Algorithm):
         def loss(outputs: torch.Tensor, targets: torch.Tensor, reduction: str = "none") -> torch.Tensor:
             return loss_fn(outputs.float(), (None, targets), reduction=reduction)
 
-        score = self._scoring_forward(state)
         with self._scoring_mode(model), autocast(state.precision, state.device):
-            batchnorms = self._scoring_mode.batchnorms
-
-            def forward(x: torch.Tensor) -> torch.Tensor:
-                return self._layout.forward(score, x, target, batchnorms)
-
-            kept = select_unchecked(input, target, forward, loss, self.keep, self.scale_factor)
+            kept = self._selection(state, loss)(input, target)
         state.batch = type(state.batch)(kept)
         if self.scale_factor == 1:
             self._frozen = self._scoring_mode.batchnorms

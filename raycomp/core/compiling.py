@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -18,9 +19,10 @@ def compile_mode(compile: bool | str) -> str | None:
     return COMPILE_DEFAULT if compile is True else str(compile)
 
 
-def compile_model(model: torch.nn.Module, mode: str) -> Any:
+def compile_model(model: torch.nn.Module | Callable[..., Any], mode: str) -> Any:
     """``torch.compile`` with static shapes: each batch shape (a full batch, SelectiveBackprop's
     ``int(keep * N)``) gets its own specialised graph, where dynamic shapes would trade them for one slower one.
+    A model or a function (SelectiveBackprop's selection).
     """
     # A run holds a few graphs per training shape (SelectiveBackprop: full and kept batch, the selection pass;
     # SeqLengthWarmup: one per bucket): more than dynamo's default of 8 before it falls back to eager.

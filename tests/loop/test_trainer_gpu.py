@@ -14,8 +14,9 @@ import torch.multiprocessing as mp
 from helpers import tiny_dataset, tiny_loader, tiny_model
 from torch.utils.data import DataLoader, DistributedSampler
 
-from raycomp import Trainer
+from raycomp import Callback, Trainer
 from raycomp.algorithms import SelectiveBackprop
+from raycomp.algorithms.loss_selection import select_unchecked
 from raycomp.loop.checkpoint import load_checkpoint
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
@@ -42,6 +43,61 @@ def test_fit_on_cuda(precision):
     assert 0 <= trainer.state.eval_metrics["eval/accuracy"] <= 1
     if precision == "amp_fp16":  # the scaler stepped: its scale lives on the GPU and is finite
         assert trainer.state.scaler.get_scale() > 0
+
+
+def test_selective_backprops_selection_waits_for_nothing_on_the_host():
+    """Issue 58: SB's selection (scoring forward, ranks, draw, gather), eager and compiled, never synchronises with
+    the host, so a GPU runs it without a stall and a CUDA graph can capture it (``torch.multinomial`` checked its
+    weights with ``.item()``)."""
+    model = tiny_model().cuda()
+    generator = torch.Generator().manual_seed(0)
+    input, target = torch.randn(16, 3, 8, 8, generator=generator).cuda(), torch.randint(0, 4, (16,)).cuda()
+
+    def selection(input, target):
+        def loss(outputs, targets, reduction):
+            return model.loss(outputs, (None, targets), reduction=reduction)
+
+        return select_unchecked(input, target, lambda x: model((x, target)), loss, 0.5, 0.5)
+
+    for select in (selection, torch.compile(selection, dynamic=False)):
+        select(input, target)  # the first call compiles and sets up cuDNN and cuBLAS, which may wait
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            kept_input, kept_target = select(input, target)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        assert kept_input.shape == (8, 3, 8, 8) and kept_target.shape == (8,)
+
+
+class GraphCounts(Callback):
+    def __init__(self):
+        self.graphs = []
+
+    def batch_end(self, state, logger):
+        self.graphs.append(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+
+
+def test_sb_switched_on_and_off_under_cuda_graphs_compiles_each_step_once():
+    """Issue 58: ``reduce-overhead`` with SB on every other batch: the selection, the step on the kept rows and the
+    full step are each compiled once, then replayed."""
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    sb = SelectiveBackprop(start=0.0, end=1.0, keep=0.5, scale_factor=0.5, interrupt=2)
+    graphs = GraphCounts()
+    trainer = Trainer(
+        tiny_model(),
+        tiny_loader(n=64, batch_size=16),
+        "8ba",
+        algorithms=[sb],
+        callbacks=[graphs],
+        precision="amp_bf16",
+        device="cuda",
+        compile="reduce-overhead",
+        seed=0,
+    )
+    trainer.fit()
+    assert torch.isfinite(trainer.state.loss) and sb.last_num_kept == 8
+    assert graphs.graphs[1] == graphs.graphs[-1] == 3, graphs.graphs
 
 
 def channels_last_collate(samples):
