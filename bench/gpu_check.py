@@ -66,6 +66,8 @@ def parts(args: argparse.Namespace, out: Path) -> list[Part]:
     lm += ["--only", "alibi,gated_linear_units,fused_layernorm,selective_backprop,seq_length_warmup"]
     lm[-1] += ",seq_length_warmup_every_step"
     packed = [python, str(BENCH / "bench_packed_trials.py"), "--json", str(out / "packed.json")]
+    draw = [python, str(BENCH / "bench_sb_draw.py"), "--json", str(out / "sb_draw.json")]
+    draw += ["--draws", "100", "--repeats", "3"] if args.dry else ["--device", "cuda"]
     if args.dry:
         lm += ["--config", "experiments/lm.yaml", "--quick", "--device", "cpu"]
         packed += ["--device", "cpu", "--trials", "2", "--threads", "1", "--set", "max_duration=2ba"]
@@ -79,6 +81,7 @@ def parts(args: argparse.Namespace, out: Path) -> list[Part]:
     # two calls (``--only cuda_tests,core_eager_128,core_eager_512,core_compiled_128``, then the rest).
     return [
         Part("cuda_tests", cuda_tests, 45),
+        Part("sb_draw", draw, 20),
         Part("core_eager_128", core_command(args, 128, False, True, out / "core_eager_128.json"), 60),
         Part("core_eager_512", core_command(args, 512, False, False, out / "core_eager_512.json"), 30),
         Part("core_compiled_128", core_command(args, 128, True, True, out / "core_compiled_128.json"), 200),
@@ -206,6 +209,11 @@ def main() -> None:
                 lm_rows(part, out / "lm.json", args.peak_tflops)
             elif part.name == "packed" and part.status == "ok":
                 packed_rows(part, out / "packed.json")
+            elif part.name == "sb_draw" and part.status == "ok":
+                for size, times in json.loads((out / "sb_draw.json").read_text())["sizes"].items():
+                    measure = f"SB's draw at N={size}: multinomial µs; race / multinomial"
+                    value = f"{statistics.median(times['multinomial_us']):.0f}; "
+                    part.rows.append((measure, value + median_ratio(times["multinomial_us"], times["race_us"])))
         except (OSError, KeyError, ValueError) as error:
             part.rows.append(("could not read its results", f"{type(error).__name__}: {error}"))
     kind = "dry run on the CPU" if args.dry else "GPU check"
