@@ -18,8 +18,9 @@ recomputes them before every evaluation from the last full batches the loader ga
 baseline's alike (``raycomp.loop.batchnorm``). Nothing is stored by SB and nothing goes to checkpoints.
 docs/methods/selective_backprop.md has the measurements.
 
-On the CPU the selection pass takes its images channels-last (``ScoringLayout``), which cuts its cost for
-convolutional models there (docs/benchmarks.md, issue 24).
+Eager on the CPU, the selection pass takes its images channels-last (``ScoringLayout``), which cuts its cost for
+convolutional models there (docs/benchmarks.md, issue 24). Under ``compile`` the whole selection is one compiled
+function with nothing in it that waits for the device (issue 58).
 """
 
 from __future__ import annotations
