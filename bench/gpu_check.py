@@ -62,6 +62,7 @@ def parts(args: argparse.Namespace, out: Path) -> list[Part]:
     python = sys.executable
     cuda_tests = [python, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider"]
     cuda_tests += [str(ROOT / "tests" / "loop" / name) for name in ("test_trainer_gpu.py", "test_trainer_options.py")]
+    cuda_tests.append(str(ROOT / "tests" / "launch" / "test_eval_report.py"))  # imports no Ray: the step clock
     lm = [python, str(BENCH / "bench_lm_methods.py"), "--seeds", "0", "--json", str(out / "lm.json")]
     lm += ["--only", "alibi,gated_linear_units,fused_layernorm,selective_backprop,seq_length_warmup"]
     lm[-1] += ",seq_length_warmup_every_step"

@@ -85,8 +85,11 @@ class EvalReportCallback(Callback):
             self.first_step_unix = time.time()
 
     def batch_end(self, state: State, logger: Logger) -> None:
+        # The loss first: on a GPU that waits for the step's kernels, which run after the host has queued them, so
+        # the step's time includes them whether or not a logger read the loss before (issue 58).
+        loss = float(state.loss)
         self.step_clock.stop()
-        self._loss_sum += float(state.loss)
+        self._loss_sum += loss
         self._loss_count += 1
 
     def eval_after_all(self, state: State, logger: Logger) -> None:
@@ -168,7 +171,8 @@ class EvalReportCallback(Callback):
 class StepClock:
     """The training steps' time, each step from BEFORE_DATALOADER to BATCH_END: loading, every algorithm's
     work at the batch's events, forward, backward and the optimizer, but no evaluation, checkpoint or
-    result hand-off (those happen between steps and vary with the disk and the driver).
+    result hand-off (those happen between steps and vary with the disk and the driver). On a GPU a step ends
+    once its loss has reached the host (``EvalReportCallback.batch_end``), so its kernels are in its time.
 
     A step that takes more than ``SPIKE`` times the median of the last ``WINDOW`` steps counts at that
     cap: a transient stall (another process taking the core, a page-in, a garbage collection) is a spike

@@ -68,3 +68,42 @@ def test_with_one_torch_thread_the_cpu_time_is_the_stepping_threads_own():
         assert StepClock().cpu_clock is time.process_time  # intra-op threads do the work: the whole process
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_on_a_gpu_a_steps_time_includes_its_kernels_with_no_logger():
+    """Issue 58: with no logger (tracking off) nothing read the loss before the clock stopped, and the step's
+    kernels, queued by then but not run, fell outside its time. A step here is ~30 ms of matrix products on the GPU
+    for a few ms of the host's: the clock must hold most of the fit's wall time (it held about a tenth)."""
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from raycomp import Trainer
+    from raycomp.launch.eval_report import EvalReportCallback
+    from raycomp.models import ClassifierModel
+
+    torch.manual_seed(0)
+    width = 4096
+    data = TensorDataset(torch.randn(1024 * 4, width), torch.randint(0, width, (1024 * 4,)))
+
+    def fit(batches: int) -> tuple[float, float]:
+        report = EvalReportCallback([], "1ep")
+        layers = [module for _ in range(16) for module in (nn.Linear(width, width), nn.ReLU())]
+        trainer = Trainer(
+            ClassifierModel(nn.Sequential(*layers)),
+            DataLoader(data, batch_size=1024),
+            f"{batches}ba",
+            callbacks=[report],
+            device="cuda",
+            seed=0,
+        )
+        torch.cuda.synchronize()
+        began = time.perf_counter()
+        trainer.fit()
+        torch.cuda.synchronize()
+        return report.step_clock.total_s, time.perf_counter() - began
+
+    fit(2)  # cuBLAS's handles and workspaces
+    steps_s, wall_s = fit(12)
+    assert 0.6 * wall_s < steps_s <= wall_s, (steps_s, wall_s)
