@@ -112,7 +112,7 @@ def simulate_find_and_cost(plan: FindPlan, world: World, rng: np.random.Generato
     state, observations, seeds, runs = start(plan), Observations(), {}, 0.0
     while (round_ := advance(plan, state, observations)) is not None:
         for request in round_.requests:
-            runs += (world.proxy or 1.0 if request.arm.endswith(PROXY_SUFFIX) else 1.0) * (request.budget or 1.0)
+            runs += ((world.proxy or 1.0) if request.arm.endswith(PROXY_SUFFIX) else 1.0) * (request.budget or 1.0)
         observations.add(draw_round(round_, world, rng, seeds))
     return answer_of(plan, state), runs
 

@@ -74,8 +74,9 @@ def test_with_one_torch_thread_the_cpu_time_is_the_stepping_threads_own():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_on_a_gpu_a_steps_time_includes_its_kernels_with_no_logger():
     """Issue 58: with no logger (tracking off) nothing read the loss before the clock stopped, and the step's
-    kernels, queued by then but not run, fell outside its time. A step here is ~30 ms of matrix products on the GPU
-    for a few ms of the host's: the clock must hold most of the fit's wall time (it held about a tenth)."""
+    kernels, queued by then but not run, fell outside its time. A step here is 1.6 TFLOP of fp32 matrix products
+    (tens of ms on a GPU) for a few ms of the host's work, so the clock must hold most of the fit's wall time; without
+    the wait it would hold little more than the host's share (estimated, not yet run on a card)."""
     from torch import nn
     from torch.utils.data import DataLoader, TensorDataset
 
