@@ -41,6 +41,8 @@ OPTIMIZERS: dict[str, str] = {
     "radam": "RAdam",
     "asgd": "ASGD",
 }
+# The named optimizers with a fused CUDA kernel (their ``fused`` argument), which the recipe uses on a GPU
+FUSED_OPTIMIZERS = frozenset({"sgd", "adam", "adamw"})
 # What torch.optim's own signatures default lr and weight_decay to, for a named optimizer other than the built-in
 # recipe's SGD: `optimizer: {name: adam, lr: 0.003}` trains with Adam's weight_decay of 0, as torch would, not with
 # the SGD recipe's 5e-4 (tests/config/test_optimizers.py checks the table against torch's signatures).

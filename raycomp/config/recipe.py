@@ -7,98 +7,24 @@ can be built and tested on its own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
-from torch.optim.lr_scheduler import LRScheduler
 from torch.utils.data import DataLoader
 
 from raycomp.algorithms.registry import build_algorithm
 from raycomp.base import keys
 from raycomp.config import ExperimentConfig
-from raycomp.config.optimization import OPTIMIZERS, is_torch_scheduler
+from raycomp.config.optimization_recipe import build_optimizer, build_scheduler
 from raycomp.config.trial import budget_duration
-from raycomp.core import Algorithm, Callback, Evaluator, LoggerDestination, Time, TimeUnit
-from raycomp.core.schedulers import (
-    ComposerScheduler,
-    CosineAnnealingWithWarmupScheduler,
-    LinearWithWarmupScheduler,
-    OneCycleScheduler,
-    StepScheduler,
-)
+from raycomp.core import Algorithm, Callback, Evaluator, LoggerDestination, Time
 from raycomp.data import build_dataloader, build_datasets
 from raycomp.data.loaders import train_share, world_and_rank
+from raycomp.loop.distributed import resolve_device
 from raycomp.loop.trainer import Trainer
 from raycomp.models import LANGUAGE_MODEL_NAMES, GPTConfig, RaycompModel, build_model, build_user_model
-
-
-def build_optimizer(config: ExperimentConfig, model: torch.nn.Module) -> torch.optim.Optimizer:
-    """The config's optimizer over ``model``'s parameters: a named torch optimizer, or ``class_path``'s."""
-    section = config.optimizer
-    if section.class_path is not None:
-        from raycomp.base.import_path import import_callable
-
-        built = import_callable(section.class_path)(model.parameters(), **section.init_args)
-        if not isinstance(built, torch.optim.Optimizer):
-            raise TypeError(f"{section.class_path} returned a {type(built).__name__}, not a torch.optim.Optimizer")
-        return built
-    if section.name == "sgd":
-        return torch.optim.SGD(
-            model.parameters(),
-            lr=section.lr,
-            momentum=section.momentum,
-            weight_decay=section.weight_decay,
-            nesterov=section.nesterov,
-        )
-    optimizer_class = getattr(torch.optim, OPTIMIZERS[section.name])
-    return optimizer_class(model.parameters(), lr=section.lr, weight_decay=section.weight_decay)
-
-
-def build_scheduler(
-    config: ExperimentConfig, optimizer: torch.optim.Optimizer | None = None
-) -> ComposerScheduler | LRScheduler | None:
-    """The config's schedule: one of raycomp's over elapsed training (``raycomp.core.schedulers``), stepped by the
-    Trainer per batch, or ``class_path``'s: a torch scheduler of ``optimizer`` (stepped per epoch) or a schedule.
-
-    Defined over fractions of ``max_duration``, raycomp's stay right when a resumed run is given a longer one.
-    """
-    schedule = config.schedule
-    if schedule.class_path is not None:
-        return _class_schedule(schedule.class_path, schedule.init_args, optimizer)
-    if schedule.name == "constant":
-        return None
-    if schedule.name == "onecycle":
-        return OneCycleScheduler()
-    if schedule.name == "step":
-        # No step_size: a third of the run, so gamma applies at one and two thirds of training, a classic
-        # two-drop schedule fitted to any run length.
-        return StepScheduler(schedule.step_size or Time(1 / 3, TimeUnit.DURATION), gamma=schedule.gamma)
-    warmup = Time(schedule.warmup_fraction, TimeUnit.DURATION)
-    if schedule.name == "linear":
-        return LinearWithWarmupScheduler(warmup)
-    return CosineAnnealingWithWarmupScheduler(warmup)
-
-
-def _class_schedule(
-    class_path: str, init_args: Mapping[str, Any], optimizer: torch.optim.Optimizer | None
-) -> ComposerScheduler | LRScheduler:
-    """A torch ``LRScheduler`` class called with ``optimizer``, or a schedule (a callable of the State)."""
-    from raycomp.base.import_path import import_callable
-
-    target = import_callable(class_path)
-    if is_torch_scheduler(target):
-        if optimizer is None:
-            raise ValueError(f"{class_path} is a torch scheduler: it is built with the optimizer it drives")
-        return target(optimizer, **init_args)
-    built = target(**init_args)
-    if isinstance(built, LRScheduler) or not callable(built):
-        raise TypeError(
-            f"{class_path} returned a {type(built).__name__}: a schedule class_path names a torch LRScheduler class, "
-            "or a schedule, a callable of the State giving the lr multiplier (raycomp.core.schedulers)"
-        )
-    return built
 
 
 def build_algorithms(config: ExperimentConfig) -> list[Algorithm]:
@@ -111,11 +37,12 @@ def data_seed(config: ExperimentConfig) -> int:
     return config.seed if config.data.seed is None else config.data.seed
 
 
-def build_loaders(config: ExperimentConfig) -> tuple[DataLoader, DataLoader]:
+def build_loaders(config: ExperimentConfig, pin_memory: bool = False) -> tuple[DataLoader, DataLoader]:
     """``(train, eval)`` loaders of this rank: a built-in dataset or the user's (``data.class_path``).
 
     Datasets, built-in or the user's, go through ``build_dataloader`` (seeded order, sharded across DDP
-    workers); a user's data module's loaders are used as they are, sharded under DDP (``raycomp.data.user_data``).
+    workers; ``pin_memory`` for a CUDA run); a user's data module's loaders are used as they are, sharded under
+    DDP (``raycomp.data.user_data``).
     """
     data = config.data
     if data.class_path is not None:
@@ -148,8 +75,11 @@ def build_loaders(config: ExperimentConfig) -> tuple[DataLoader, DataLoader]:
         seed=config.seed,
         num_workers=data.num_workers,
         drop_last=config.compile is not False,  # compiled with static shapes: every training batch full
+        pin_memory=pin_memory,
     )
-    eval_loader = build_dataloader(test_set, data.eval_batch_size, shuffle=False, num_workers=data.num_workers)
+    eval_loader = build_dataloader(
+        test_set, data.eval_batch_size, shuffle=False, num_workers=data.num_workers, pin_memory=pin_memory
+    )
     return train_loader, eval_loader
 
 
@@ -173,11 +103,12 @@ def build_trainer(
     ``budget`` (a frontier trial's ``config.trial.worker_budget``) trains that fraction of ``max_duration`` in the
     steps this rank's train loader really takes, which only this process can count.
     """
-    train_loader, eval_loader = build_loaders(config)
+    on_gpu = resolve_device(device).type == "cuda"  # batches in pinned memory, a fused optimizer step
+    train_loader, eval_loader = build_loaders(config, pin_memory=on_gpu)
     max_duration = config.max_duration if budget is None else budget_steps(config.max_duration, budget, train_loader)
     torch.manual_seed(config.seed)  # the same initial weights on every rank and every retry
     model = build_model_for(config)
-    optimizer = build_optimizer(config, model)
+    optimizer = build_optimizer(config, model, fused=on_gpu)
     scheduler = build_scheduler(config, optimizer)
     if config.profile is not None:  # first, so that at FIT_END its trace is written before others read it
         from raycomp.loop.profiling import TorchProfiler

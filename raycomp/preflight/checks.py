@@ -74,7 +74,7 @@ def optimization_problems(config: ExperimentConfig, workload: Workload) -> list[
     """The optimizer and schedule built on the workload's model, as the recipe builds them: a ``class_path`` whose
     ``init_args`` values its class refuses (Adam's ``betas: [0.9]``), or that returns something else, is one line at
     its key instead of every trial's failure."""
-    from raycomp.config.recipe import build_optimizer, build_scheduler
+    from raycomp.config.optimization_recipe import build_optimizer, build_scheduler
 
     sections = (("optimizer", config.optimizer), ("schedule", config.schedule))
     optimizer = None

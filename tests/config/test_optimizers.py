@@ -9,8 +9,9 @@ from config_files import only_problem, write
 
 from raycomp.base.import_path import import_callable
 from raycomp.config import ExperimentConfig, load_experiment
-from raycomp.config.optimization import OPTIMIZERS
-from raycomp.config.recipe import build_optimizer, build_scheduler, build_trainer
+from raycomp.config.optimization import FUSED_OPTIMIZERS, OPTIMIZERS
+from raycomp.config.optimization_recipe import build_optimizer, build_scheduler
+from raycomp.config.recipe import build_trainer
 from raycomp.core.schedulers import StepScheduler
 
 TINY = {"data": {"num_train": 64, "num_test": 32, "batch_size": 16}, "model": {"name": "cnn_plain"}, "seed": 5}
@@ -45,6 +46,49 @@ def test_every_named_optimizer_is_its_torch_class_with_lr_and_weight_decay(name)
     optimizer = build_optimizer(config, torch.nn.Linear(2, 2))
     assert type(optimizer).__name__ == OPTIMIZERS[name]
     assert optimizer.defaults["lr"] == 0.02 and optimizer.defaults["weight_decay"] == 1e-4
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_a_gpu_runs_optimizer_is_fused_where_torch_has_a_fused_kernel(name):
+    """Issue 58: on a CUDA run the recipe asks for torch's fused update (one kernel for every parameter) where the
+    named optimizer has one, and leaves the others as they are (torch refuses ``fused`` for them). On the CPU
+    the recipe asks for nothing: results there stay bit for bit those of torch's default update."""
+    config = _config(optimizer={"name": name})
+    fused = build_optimizer(config, torch.nn.Linear(2, 2), fused=True)
+    assert bool(fused.defaults.get("fused")) == (name in FUSED_OPTIMIZERS)
+    assert not build_optimizer(config, torch.nn.Linear(2, 2)).defaults.get("fused")
+    assert set(OPTIMIZERS) >= FUSED_OPTIMIZERS
+
+
+@pytest.mark.parametrize("name", sorted(FUSED_OPTIMIZERS))
+def test_a_fused_optimizer_resumed_from_an_unfused_checkpoint_stays_fused_and_steps_under_a_grad_scaler(name):
+    """torch's load_state_dict takes the checkpoint's ``fused`` flag: a run saved unfused and resumed on a GPU lost
+    its fused update, and under fp16's GradScaler its first step raised (the foreach update refuses the scaler's
+    inf check). The CPU's fused kernels and GradScaler stand in for the GPU's here."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    config = _config(optimizer={"name": name, "lr": 0.01})
+    saved = build_optimizer(config, model)
+    model(torch.randn(3, 4)).sum().backward()
+    saved.step()
+    resumed = build_optimizer(config, model, fused=True)
+    resumed.load_state_dict(saved.state_dict())
+    assert all(group["fused"] is True for group in resumed.param_groups)
+    before = [parameter.detach().clone() for parameter in model.parameters()]
+    scaler = torch.amp.GradScaler("cpu")
+    resumed.zero_grad()
+    scaler.scale(model(torch.randn(3, 4)).sum()).backward()
+    scaler.unscale_(resumed)  # as the Trainer does before AFTER_TRAIN_BATCH
+    scaler.step(resumed)
+    scaler.update()
+    assert all(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
+def test_a_cpu_trainer_from_the_recipe_has_neither_pinned_batches_nor_a_fused_optimizer():
+    trainer = build_trainer(_config(), device="cpu")
+    assert not trainer.state.train_dataloader.pin_memory
+    assert not trainer.state.evaluators[0].dataloader.pin_memory
+    assert not trainer.state.optimizers[0].defaults.get("fused")
 
 
 def test_adam_by_name_trains_and_its_lr_comes_from_the_config():

@@ -5,7 +5,8 @@ import torch
 
 from raycomp.algorithms import BlurPool, SelectiveBackprop
 from raycomp.config import ExperimentConfig
-from raycomp.config.recipe import build_scheduler, build_trainer
+from raycomp.config.optimization_recipe import build_scheduler
+from raycomp.config.recipe import build_trainer
 from raycomp.core import State
 from raycomp.core.scheduled_lr import compile_composer_scheduler
 from raycomp.loop.checkpoint import CheckpointError
