@@ -6,7 +6,7 @@ of lm_gpu.yaml, two tiny trials), which proves the script's syntax, imports and 
 Each part runs in its own process with a time limit, so one that fails or overruns leaves the rest of the table.
 It ends with one table; each part's JSON and log are kept in ``--out`` for docs/benchmarks.md.
 
-    bench/gpu_check.sh                  # on a GPU: about 9 minutes (two calls of the device tool)
+    bench/gpu_check.sh                  # on a GPU: about 10 minutes (two calls of the device tool)
     bench/gpu_check.sh --dry            # on the CPU: proves the script
     bench/gpu_check.sh --only lm,packed # some parts again
 """
@@ -53,6 +53,8 @@ def core_command(args: argparse.Namespace, batch: int, compiled: bool, recipe: b
         command += ["--lr", str(lr), "--repeats", "2" if compiled else "3", "--epochs", "4", "--seeds", "1"]
     if compiled:
         command += ["--compile", args.compile_mode]
+    if batch == 128:  # pinned batches and fused SGD against the pageable loader and foreach SGD (issue 58)
+        command.append("--input-path")
     if not recipe:
         command.append("--skip-recipe")
     return command
@@ -63,6 +65,7 @@ def parts(args: argparse.Namespace, out: Path) -> list[Part]:
     cuda_tests = [python, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider"]
     cuda_tests += [str(ROOT / "tests" / "loop" / name) for name in ("test_trainer_gpu.py", "test_trainer_options.py")]
     cuda_tests.append(str(ROOT / "tests" / "launch" / "test_eval_report.py"))  # imports no Ray: the step clock
+    cuda_tests.append(str(ROOT / "tests" / "config" / "test_recipe_gpu.py"))  # pinned batches, fused optimizer
     lm = [python, str(BENCH / "bench_lm_methods.py"), "--seeds", "0", "--json", str(out / "lm.json")]
     lm += ["--only", "alibi,gated_linear_units,fused_layernorm,selective_backprop,seq_length_warmup"]
     lm[-1] += ",seq_length_warmup_every_step"
@@ -78,14 +81,14 @@ def parts(args: argparse.Namespace, out: Path) -> list[Part]:
         lm += ["--set", "data.max_bytes=8000000"]  # tokenising 40 MB of stdlib would take a minute by itself
         packed += ["--device", "cuda", "--trials", "4", "--set", "max_duration=1ep"]
     # Limits from the first run on an H200 (docs/benchmarks.md): compiling ResNet-56's step takes ~40 s there,
-    # and a fresh machine has no compiled kernels cached. All parts take ~9 minutes: on a lent card run them in
+    # and a fresh machine has no compiled kernels cached. All parts take ~10 minutes: on a lent card run them in
     # two calls (``--only cuda_tests,core_eager_128,core_eager_512,core_compiled_128``, then the rest).
     return [
         Part("cuda_tests", cuda_tests, 45),
         Part("sb_draw", draw, 20),
-        Part("core_eager_128", core_command(args, 128, False, True, out / "core_eager_128.json"), 60),
+        Part("core_eager_128", core_command(args, 128, False, True, out / "core_eager_128.json"), 75),
         Part("core_eager_512", core_command(args, 512, False, False, out / "core_eager_512.json"), 30),
-        Part("core_compiled_128", core_command(args, 128, True, True, out / "core_compiled_128.json"), 200),
+        Part("core_compiled_128", core_command(args, 128, True, True, out / "core_compiled_128.json"), 260),
         Part("core_compiled_512", core_command(args, 512, True, False, out / "core_compiled_512.json"), 150),
         Part("lm", lm, 110),
         Part("packed", packed, 90),
@@ -93,9 +96,11 @@ def parts(args: argparse.Namespace, out: Path) -> list[Part]:
 
 
 def run(part: Part, out: Path, dry: bool, scale: float) -> None:
-    # The limits add up to 6 minutes. The CPU compiles and trains far slower: a dry run is about plumbing.
+    # The limits add up to 13 minutes (parts end well before theirs). The CPU compiles and trains far slower: a dry
+    # run is about plumbing.
     limit = round(part.limit_s * scale * (6 if dry else 1))
     start = time.perf_counter()
+    (out / f"{part.name}.json").unlink(missing_ok=True)  # an earlier call's figures are not this one's
     with open(out / f"{part.name}.log", "w") as log:
         # its own process group, so that an overrun also ends the trial processes bench_packed_trials starts
         process = subprocess.Popen(part.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -122,6 +127,10 @@ def core_rows(part: Part, path: Path) -> None:
     part.rows.append(("SB always on / no SB", median_ratio(step["baseline_s"], step["sb_s"])))
     hand = data["sb_vs_hand_sb"]
     part.rows.append(("Trainer SB / hand-written SB", median_ratio(hand["hand_sb_s"], hand["trainer_sb_s"])))
+    if "input_path" in data:
+        pair = data["input_path"]
+        ratio = median_ratio(pair["pageable_s"], pair["pinned_s"])
+        part.rows.append(("pinned batches + fused SGD / pageable + foreach, no SB", ratio))
     if "sb_recipe" in data:
         recipe = data["sb_recipe"]
         part.rows.append(
@@ -204,7 +213,7 @@ def main() -> None:
         try:
             if part.name == "cuda_tests":
                 tests_rows(part, out / f"{part.name}.log")
-            elif part.name.startswith("core_") and part.status == "ok":
+            elif part.name.startswith("core_") and (out / f"{part.name}.json").exists():  # what it wrote in time
                 core_rows(part, out / f"{part.name}.json")
             elif part.name == "lm" and part.status == "ok":
                 lm_rows(part, out / "lm.json", args.peak_tflops)
