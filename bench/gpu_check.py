@@ -54,7 +54,7 @@ def core_command(args: argparse.Namespace, batch: int, compiled: bool, recipe: b
     if compiled:
         command += ["--compile", args.compile_mode]
     if batch == 128:  # pinned batches and fused SGD against the pageable loader and foreach SGD (issue 58)
-        command.append("--input-path")
+        command += ["--input-path", "--profile"]  # and where the step's time goes, in the part's log
     if not recipe:
         command.append("--skip-recipe")
     return command
@@ -131,6 +131,10 @@ def core_rows(part: Part, path: Path) -> None:
         pair = data["input_path"]
         ratio = median_ratio(pair["pageable_s"], pair["pinned_s"])
         part.rows.append(("pinned batches + fused SGD / pageable + foreach, no SB", ratio))
+    if data.get("profile", {}).get("kernels_s") is not None:
+        profiled = data["profile"]
+        share = profiled["kernels_s"] / profiled["wall_s"]
+        part.rows.append(("Trainer, 2 epochs: GPU kernels' time / wall (tables in the log)", f"{share:.2f}"))
     if "sb_recipe" in data:
         recipe = data["sb_recipe"]
         part.rows.append(
