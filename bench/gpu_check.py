@@ -134,7 +134,7 @@ def core_rows(part: Part, path: Path) -> None:
     if data.get("profile", {}).get("kernels_s") is not None:
         profiled = data["profile"]
         share = profiled["kernels_s"] / profiled["wall_s"]
-        part.rows.append(("Trainer, 2 epochs: GPU kernels' time / wall (tables in the log)", f"{share:.2f}"))
+        part.rows.append(("Trainer, epochs 2-3: GPU kernels' time / wall (tables in the log)", f"{share:.2f}"))
     if "sb_recipe" in data:
         recipe = data["sb_recipe"]
         part.rows.append(
