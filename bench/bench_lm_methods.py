@@ -101,14 +101,14 @@ def train(base: dict[str, Any], name: str, seed: int, device: str = "cpu") -> tu
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", default="0,1", help="comma-separated seeds, one repeat each")
-    parser.add_argument("--only", help="comma-separated method names (default: all)")
+    parser.add_argument("--only", help="comma-separated method names (default: all; 'baseline': none)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test")
     parser.add_argument("--config", default="experiments/lm.yaml")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--device", default="cpu", help="cpu (one thread, as one lm.yaml trial) or cuda")
     parser.add_argument("--set", action="append", default=[], help="a config override, e.g. max_duration=200ba")
     args = parser.parse_args()
-    names = args.only.split(",") if args.only else list(METHODS)
+    names = [name for name in args.only.split(",") if name != "baseline"] if args.only else list(METHODS)
     if unknown := set(names) - set(METHODS):
         parser.error(f"unknown method(s) {', '.join(sorted(unknown))}; valid: {', '.join(METHODS)}")
     seeds = [int(s) for s in args.seeds.split(",")]
