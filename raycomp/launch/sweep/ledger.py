@@ -38,7 +38,7 @@ SET_ASIDE = ".damaged"
 
 def experiment_folders(run_dir: str) -> list[str]:
     """The sweep's Tune experiment folders, oldest first: ``run_dir`` and its ``more-<k>``."""
-    fs, path = _filesystem(run_dir)
+    fs, path = filesystem_of(run_dir)
     found = fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))
     more = sorted(
         int(info.base_name[len(MORE) :])
@@ -52,7 +52,7 @@ def has_state(folder: str) -> bool:
     """Tune saved an experiment here that ``Tuner.restore`` can continue (its tuner and a state file)."""
     if not tune.Tuner.can_restore(folder):
         return False
-    fs, path = _filesystem(folder)
+    fs, path = filesystem_of(folder)
     found = fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))
     return bool(fnmatch.filter((info.base_name for info in found), _STATE_PATTERN))  # not one set aside
 
@@ -67,7 +67,7 @@ def set_aside_damaged_state(folder: str) -> list[str]:
     train in a new experiment whose trials continue the old trials from their folders (``lost_trial_folder``).
     Nothing is unpickled to check: a JSON parse, and a walk over a pickle's opcodes.
     """
-    fs, path = _filesystem(folder)
+    fs, path = filesystem_of(folder)
     moved: list[str] = []
     while True:
         names = [info.base_name for info in fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))]
@@ -158,7 +158,7 @@ def lost_trial_folder(run_dir: str, arm: Arm, trial_id: str, digest: str | None)
     key = arm.key()
     found: list[tuple[float, str]] = []
     for experiment in experiment_folders(run_dir):
-        fs, path = _filesystem(experiment)
+        fs, path = filesystem_of(experiment)
         for info in fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True)):
             if info.type != pyarrow.fs.FileType.Directory or info.base_name == trial_id:
                 continue
@@ -200,7 +200,8 @@ def _unpickled(data: bytes) -> Any:
     return ray.cloudpickle.loads(data)
 
 
-def _filesystem(path: str) -> tuple[pyarrow.fs.FileSystem, str]:
+def filesystem_of(path: str) -> tuple[pyarrow.fs.FileSystem, str]:
+    """A folder or URI of the sweep's storage as pyarrow opens it: its filesystem and the path inside it."""
     if "://" in path:
         return pyarrow.fs.FileSystem.from_uri(opened_uri(path))
     return pyarrow.fs.LocalFileSystem(), os.path.abspath(path)

@@ -26,6 +26,7 @@ from raycomp.launch.sweep.credentials import (
 )
 from raycomp.launch.sweep.loggers import result_loggers
 from raycomp.launch.sweep.outcome import quiet_missing_result_files
+from raycomp.launch.sweep.retired_checkpoints import stand_in_for_retired_checkpoints
 from raycomp.launch.sweep.space import search_space
 from raycomp.launch.sweep.stall import Heard
 from raycomp.launch.sweep.trial_entry import run_trial
@@ -223,12 +224,12 @@ def trial_retries(config: ExperimentConfig) -> int:
 
 
 def restore_tuner(config: ExperimentConfig, folder: str, parent: RunRef | None = None) -> tune.Tuner:
-    """The Tune experiment saved in ``folder``: unfinished trials resume, failed ones (ERROR) are tried again
-    from their newest checkpoint, finished ones stay. Tune restores the callbacks it saved with the sweep
-    (``CloseOrphanedRuns``, ``Heard``). Its saved state is a pickle: restoring runs code from the folder, which
-    must be trusted (docs/faults.md)."""
+    """The Tune experiment saved in ``folder``: unfinished and failed (ERROR) trials resume from their newest
+    checkpoint (retired_checkpoints), finished ones stay; Tune restores its saved callbacks (``CloseOrphanedRuns``,
+    ``Heard``). Its state is a pickle: restoring runs code from the folder, which must be trusted (docs/faults.md)."""
     if not tune.Tuner.can_restore(folder):
         raise NotFound(f"no sweep to resume at {folder} (run without {remedies().resume} to start one)")
+    stand_in_for_retired_checkpoints(folder)
     try:
         opened_folder, filesystem = tune_storage(folder)
         tuner = tune.Tuner.restore(
