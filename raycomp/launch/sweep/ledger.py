@@ -30,7 +30,7 @@ CONFIG_DIGEST = "training_config"  # the key under which each trial's Tune confi
 
 MORE = "more-"
 _STATE_PREFIX = "experiment_state"
-_STATE_PATTERN = "experiment_state-*.json"  # Tune restores the newest by name; each of its runs writes one
+STATE_PATTERN = "experiment_state-*.json"  # Tune restores the newest by name; each of its runs writes one
 # Tune's search state, pickles despite the names: a grid's (before ArmsInOrder), a searcher's wrappers, the searcher
 _SEARCHER_PATTERNS = ("basic-variant-state-*.json", "search_gen_state-*.json", "searcher-state-*.pkl")
 SET_ASIDE = ".damaged"
@@ -54,7 +54,7 @@ def has_state(folder: str) -> bool:
         return False
     fs, path = filesystem_of(folder)
     found = fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))
-    return bool(fnmatch.filter((info.base_name for info in found), _STATE_PATTERN))  # not one set aside
+    return bool(fnmatch.filter((info.base_name for info in found), STATE_PATTERN))  # not one set aside
 
 
 def set_aside_damaged_state(folder: str) -> list[str]:
@@ -71,7 +71,7 @@ def set_aside_damaged_state(folder: str) -> list[str]:
     moved: list[str] = []
     while True:
         names = [info.base_name for info in fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))]
-        states = fnmatch.filter(names, _STATE_PATTERN)
+        states = fnmatch.filter(names, STATE_PATTERN)
         if not states:
             return moved
         newest = max(states)

@@ -81,17 +81,8 @@ def newest_loadable_checkpoint(filesystem: pyarrow.fs.FileSystem, folder: str) -
     (its node lost) leaves it behind, and the next download on that node removes it (``remove_abandoned``).
     """
     remove_abandoned()
-    found = filesystem.get_file_info(pyarrow.fs.FileSelector(folder, allow_not_found=True))
-    folders = sorted(
-        (
-            info.path
-            for info in found
-            if info.type == pyarrow.fs.FileType.Directory and info.base_name.startswith(_PREFIX)
-        ),
-        reverse=True,
-    )
     with scratch_folder("raycomp-stored-") as scratch:
-        for remote in folders:
+        for remote in reversed(checkpoint_folders(filesystem, folder)):
             local = Path(scratch) / Path(remote).name
             # A bucket has no folders, only keys, so copy_files creates none: without this every download
             # failed ("Failed to open local file") and the trial trained again from Tune's older checkpoint.
@@ -106,3 +97,11 @@ def newest_loadable_checkpoint(filesystem: pyarrow.fs.FileSystem, folder: str) -
             yield path
             return
         yield None
+
+
+def checkpoint_folders(filesystem: pyarrow.fs.FileSystem, folder: str) -> list[str]:
+    """A trial folder's ``checkpoint_*`` folders on ``filesystem``, oldest first (Tune numbers them in order)."""
+    found = filesystem.get_file_info(pyarrow.fs.FileSelector(folder, allow_not_found=True))
+    return sorted(
+        info.path for info in found if info.type == pyarrow.fs.FileType.Directory and info.base_name.startswith(_PREFIX)
+    )

@@ -20,10 +20,8 @@ import pyarrow.fs
 from ray.tune.experiment.trial import Trial
 
 from raycomp.base.errors import one_line
-from raycomp.launch.sweep.ledger import filesystem_of
-
-_STATE_PATTERN = "experiment_state-*.json"  # Tune restores the newest by name
-_CHECKPOINT_PREFIX = "checkpoint_"
+from raycomp.launch.sweep.ledger import STATE_PATTERN, filesystem_of
+from raycomp.launch.sweep.remote_checkpoint import checkpoint_folders
 
 
 def stand_in_for_retired_checkpoints(folder: str) -> list[str]:
@@ -44,7 +42,7 @@ def stand_in_for_retired_checkpoints(folder: str) -> list[str]:
         named = posixpath.join(trial_folder, posixpath.basename(checkpoint.path.rstrip("/")))
         if filesystem.get_file_info(named).type != pyarrow.fs.FileType.NotFound:
             continue
-        kept = _checkpoint_folders(filesystem, trial_folder)
+        kept = checkpoint_folders(filesystem, trial_folder)
         if not kept:
             continue
         _copy_folder(filesystem, kept[-1], named)
@@ -60,7 +58,7 @@ def stand_in_for_retired_checkpoints(folder: str) -> list[str]:
 
 def _saved_trials(filesystem: pyarrow.fs.FileSystem, root: str) -> list[Trial]:
     found = filesystem.get_file_info(pyarrow.fs.FileSelector(root, allow_not_found=True))
-    states = sorted(info.path for info in found if fnmatch.fnmatch(info.base_name, _STATE_PATTERN))
+    states = sorted(info.path for info in found if fnmatch.fnmatch(info.base_name, STATE_PATTERN))  # Tune's: the newest
     if not states:
         return []
     with filesystem.open_input_stream(states[-1]) as stream:
@@ -71,16 +69,6 @@ def _saved_trials(filesystem: pyarrow.fs.FileSystem, root: str) -> list[Trial]:
         trial.restore_run_metadata(run_metadata)
         trials.append(trial)
     return trials
-
-
-def _checkpoint_folders(filesystem: pyarrow.fs.FileSystem, trial_folder: str) -> list[str]:
-    """The trial's ``checkpoint_*`` folders, oldest first (Tune numbers them in order)."""
-    found = filesystem.get_file_info(pyarrow.fs.FileSelector(trial_folder, allow_not_found=True))
-    return sorted(
-        info.path
-        for info in found
-        if info.type == pyarrow.fs.FileType.Directory and info.base_name.startswith(_CHECKPOINT_PREFIX)
-    )
 
 
 def _copy_folder(filesystem: pyarrow.fs.FileSystem, source: str, target: str) -> None:
