@@ -95,6 +95,32 @@ def test_a_trial_without_tracking_never_imports_mlflow():
     assert_prints_ok(UNTRACKED_TRIAL)
 
 
+UNTRACKED_COMMANDS = """
+import sys
+sys.modules["mlflow"] = None  # importing it now raises ImportError
+from raycomp.config import load_experiment
+import raycomp.launch.sweep.command, raycomp.launch.sweep.finish, raycomp.launch.sweep.runner
+import raycomp.launch.find.command, raycomp.launch.find.driver, raycomp.launch.find.finish
+from raycomp.tracking import sweep_run, train_run
+from raycomp.tracking.find_runs import find_run
+off = ["tracking.enabled=false"]
+with sweep_run(load_experiment("experiments/sb.yaml", off), None, resume=False) as run:
+    assert run is None
+with train_run(load_experiment("experiments/sb.yaml", off + ["sweep=null"]), None) as run:
+    assert run is None
+with find_run(load_experiment("experiments/find_cnn.yaml", off), None, resume=False) as run:
+    assert run is None
+print("ok")
+"""
+
+
+@pytest.mark.spawns
+def test_a_sweep_training_or_find_without_tracking_never_imports_mlflow():
+    """So they run where MLflow is not installed: a lent GPU machine has Ray carried to it (bench/gpu_carry.sh),
+    not MLflow."""
+    assert_prints_ok(UNTRACKED_COMMANDS)
+
+
 def assert_prints_ok(script: str) -> None:
     """Runs ``script`` in a fresh interpreter (nothing imported yet, unlike this one) and expects it to print ok."""
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

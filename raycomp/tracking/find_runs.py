@@ -2,7 +2,8 @@
 with the stage that asked for it, and the answer on the parent (tags, ``find.json``, ``recipe.yaml``).
 
 The parent opens and ends as a sweep's does (``runs.open_top_level``, ``runs.ended_by_its_block``): a resumed find
-reopens it (``raycomp.run_key``), an interrupt ends it KILLED, an error FAILED.
+reopens it (``raycomp.run_key``), an interrupt ends it KILLED, an error FAILED. As in ``runs``, the store's modules
+are imported where a function talks to one: a find with tracking off runs without MLflow.
 """
 
 from __future__ import annotations
@@ -17,12 +18,10 @@ from raycomp.base import keys
 from raycomp.base.errors import one_line
 from raycomp.base.layout import RunLayout
 from raycomp.config import ExperimentConfig
-from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.experiment_page import share_runs_view
 from raycomp.tracking.ref import RunRef
 from raycomp.tracking.runs import TrackedRun, ended_by_its_block, open_top_level
 from raycomp.tracking.search import all_runs, tag_filter
-from raycomp.tracking.store import make_client
 
 FIND_KIND = keys.FIND_KIND  # the parent run's raycomp.kind
 STAGE_TAG = keys.FIND_STAGE_TAG  # on each trial's run: screen, tune, compose or confirm
@@ -38,6 +37,8 @@ def find_run(config: ExperimentConfig, experiment_file: str | None, *, resume: b
     if not config.tracking.enabled:
         yield None
         return
+    from raycomp.tracking.store import make_client
+
     # a first attempt that failed before any trial (Ray did not start) leaves no parent of its own beside this one
     ref = open_top_level(config, FIND_KIND, experiment_file, reopen=resume, reopen_finished=resume, reopen_empty=True)
     find = config.find
@@ -58,6 +59,9 @@ def tag_stages(parent: RunRef, stages: Mapping[str, str], proxy: str = "") -> bo
     when the store refused (said once). Never raises, and gives up at the first refused tag: with the server down
     every further one would wait out its own timeouts. The find's end calls it again for every trial, so tags an
     outage kept from the store are set once it answers."""
+    from raycomp.tracking.client import BatchedClient
+    from raycomp.tracking.store import make_client
+
     try:
         client = make_client(parent.tracking_uri)
         runs = [  # each run's two tags only; every page read before any tag is set
@@ -89,6 +93,8 @@ def find_run_of_folder(client: Any, folder: Path) -> Any:
 
 def log_answer(parent: RunRef, tags: Mapping[str, str], paths: Iterable[str | Path]) -> bool:
     """The find's answer on its parent run: ``tags`` and the files (find.json, recipe.yaml). Never raises."""
+    from raycomp.tracking.client import BatchedClient
+
     client = BatchedClient(parent)
     done = client.set_tags(dict(tags))
     return all([client.log_artifact(path) for path in paths]) and done

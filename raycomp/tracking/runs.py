@@ -5,6 +5,9 @@ manager whose exit decides the run's status once: FAILED on an exception, KILLED
 stopped), else FINISHED. Runs are found again by tags, not by process state: a resumed sweep or training reopens
 its run (``raycomp.run_key``), and a restarted or restored trial its child (``raycomp.trial_id`` under
 ``mlflow.parentRunId``), so retries append to the run they belong to.
+
+The store's modules (and so MLflow) are imported by the functions that talk to a store, so that a sweep, training
+or find with tracking off runs where MLflow is not installed (a lent GPU machine: bench/gpu_check.sh).
 """
 
 from __future__ import annotations
@@ -13,21 +16,20 @@ import dataclasses
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from mlflow import MlflowClient
 
 from raycomp.base import keys
 from raycomp.base.errors import one_line
 from raycomp.config import ExperimentConfig
 from raycomp.config.arm import Arm
-from raycomp.tracking.client import BatchedClient
 from raycomp.tracking.experiment_page import share_runs_view
-from raycomp.tracking.params import environment_tags, log_config, public_config
 from raycomp.tracking.ref import RunRef, redacted_uri
 from raycomp.tracking.search import running_children, tag_filter
-from raycomp.tracking.store import make_client, open_experiment, tracking_uri
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
 
 SWEEP, TRAIN, TRIAL = keys.SWEEP_KIND, keys.TRAIN_KIND, keys.TRIAL_KIND
 RUNNING, FINISHED, FAILED, KILLED = "RUNNING", "FINISHED", "FAILED", "KILLED"
@@ -54,6 +56,8 @@ def sweep_run(
     if not config.tracking.enabled:
         yield None
         return
+    from raycomp.tracking.store import make_client
+
     again = resume or extend  # a continued sweep keeps its one parent run, finished or not
     ref = open_top_level(config, SWEEP, experiment_file, reopen=again, reopen_finished=again, new_config=extend)
     share_runs_view(make_client(ref.tracking_uri), ref, SWEEP, *config.objective)  # the page the CLI prints
@@ -73,6 +77,9 @@ def train_run(
     if not config.tracking.enabled:
         yield None
         return
+    from raycomp.tracking.client import BatchedClient
+    from raycomp.tracking.store import make_client
+
     ref = open_top_level(config, TRAIN, experiment_file, reopen=True)
     share_runs_view(make_client(ref.tracking_uri), ref, TRAIN, *config.objective)
     if resumed_from:
@@ -142,6 +149,9 @@ def open_top_level(
     """A tagged run holding the resolved config (and, for a training, its params); ``reopen`` continues the latest
     unfinished run of the same storage path and name instead (``reopen_finished``: finished too; ``new_config``: its
     config.yaml replaced; ``reopen_empty``: an unfinished one without a child run, a failed attempt taken over)."""
+    from raycomp.tracking.params import environment_tags, log_config
+    from raycomp.tracking.store import open_experiment, tracking_uri
+
     client, experiment_id = open_experiment(config)
     uri, key = tracking_uri(config), config.layout.run_key(kind)
     if reopen or reopen_empty:
@@ -162,6 +172,8 @@ def open_top_level(
 
 
 def _log_config_file(client: MlflowClient, run_id: str, config: ExperimentConfig) -> None:
+    from raycomp.tracking.params import public_config
+
     client.log_text(run_id, yaml.safe_dump(public_config(config), sort_keys=False), CONFIG_FILE)
 
 
@@ -169,6 +181,9 @@ def _open_trial(parent: RunRef, trial_id: str, arm: Arm, config: ExperimentConfi
     """The trial's child run: its own, else the run of the lost trial it continues, else the unfinished run
     of the same arm (config id and repeat) that a trial lost with a killed driver's unsaved state left
     (each retagged: one run per arm), else a new one."""
+    from raycomp.tracking.params import log_config
+    from raycomp.tracking.store import make_client
+
     client = make_client(parent.tracking_uri)
     previous = find_run(client, parent.experiment_id, {keys.PARENT_TAG: parent.run_id, keys.TRIAL_TAG: trial_id})
     if previous is None and lost_trial_id is not None:
@@ -226,6 +241,8 @@ def _end_running_children(parent: RunRef) -> None:
     """Ends KILLED the trial runs an interrupted sweep or find left RUNNING. A trial ends its own run when Tune
     stops it, but Ray kills a trial's process at the driver's exit, and one it killed first left its run RUNNING
     (until a ``--resume`` reopened it). Never raises: the store may be what failed."""
+    from raycomp.tracking.store import make_client
+
     try:
         running = running_children(make_client(parent.tracking_uri), parent.experiment_id, parent.run_id)
     except Exception:  # nothing to add: the store's failure was said where it happened
@@ -236,6 +253,8 @@ def _end_running_children(parent: RunRef) -> None:
 
 def end_run(ref: RunRef, status: str) -> bool:
     """Marks the run ended; never raises (it runs while a failure is handled), says so if the store refused."""
+    from raycomp.tracking.store import make_client
+
     try:
         make_client(ref.tracking_uri).set_terminated(ref.run_id, status=status)
         return True

@@ -166,13 +166,13 @@ def test_a_trial_trains_untracked_when_the_store_is_down_at_open(tmp_path, capsy
 def test_a_store_that_fails_right_after_creating_the_run_keeps_the_run_tracked(tmp_path, capsys, monkeypatch):
     """The server died between creating the trial's run and logging its params (the CI race of h2): the run
     exists, so the trial must keep it, or its points are never spilled and it stays RUNNING forever."""
-    import raycomp.tracking.runs as runs
+    import raycomp.tracking.params as params
 
     def store_gone(*args, **kwargs):
         raise ConnectionError("Connection refused")
 
     with sweep_run(config(tmp_path), None, resume=False) as sweep:
-        monkeypatch.setattr(runs, "log_config", store_gone)  # the fault lands after create_run
+        monkeypatch.setattr(params, "log_config", store_gone)  # the fault lands after create_run
         with trial_run(sweep.ref, "t0", ARM, config(tmp_path)) as child:
             assert child is not None and status(child) == "RUNNING"
         assert status(child) == "FINISHED"
