@@ -1,15 +1,20 @@
 """Issue 24's GPU check in one go: CUDA tests, ResNet-56 eager and compiled, the LM methods and its compiled
-baseline (packed trials only when ``--only`` names them).
+baseline, and through Ray a real sweep and two finds (bench/gpu_ray_parts.py); packed trials only when ``--only``
+names them.
 
-Run it through ``bench/gpu_check.sh`` (which installs the carried pydantic wheels where pydantic is missing)
-on a lent GPU; ``--dry`` shrinks every part to seconds on the CPU (the cnn instead of ResNet-56, lm.yaml instead
-of lm_gpu.yaml, two tiny trials), which proves the script's syntax, imports and plumbing where there is no GPU.
-Each part runs in its own process with a time limit, so one that fails or overruns leaves the rest of the table.
-It ends with one table; each part's JSON and log are kept in ``--out`` for docs/benchmarks.md.
+Run it through ``bench/gpu_check.sh`` (which installs what bench/gpu_carry.sh packed into .whl/: pydantic,
+jsonschema and a trimmed Ray) on a lent GPU; ``--dry`` shrinks every part to seconds on the CPU (the cnn instead of
+ResNet-56, lm.yaml instead of lm_gpu.yaml, tiny trials), which proves the script's syntax, imports and plumbing
+where there is no GPU. Each part runs in its own process with a time limit, so one that fails or overruns leaves
+the rest of the table. It ends with one table; each part's JSON and log are kept in ``--out`` for
+docs/benchmarks.md.
 
-    bench/gpu_check.sh                  # on a GPU: about 10 minutes (two calls of the device tool)
-    bench/gpu_check.sh --dry            # on the CPU: proves the script
-    bench/gpu_check.sh --only lm,packed # some parts again
+All parts' limits add up to about 25 minutes; a session has 15 of device time, a machine's start included, and one
+call at most 10. What issue 58 still lacks first (the device tool's carry: [".whl"], ``--out $OUT/g``):
+
+    bench/gpu_check.sh --only cuda_tests,sweep_sb,find_cnn     # limits 555 s: the real sweep and the CNN's find
+    bench/gpu_check.sh --only find_lm,core_eager_128           # limits 375 s, if the session has that left
+    bench/gpu_check.sh --dry                                   # on the CPU: proves the script
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -25,6 +31,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import gpu_ray_parts
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -39,6 +47,7 @@ class Part:
     command: list[str]
     limit_s: int
     default: bool = True  # False: runs only when --only names it
+    env: dict[str, str] = field(default_factory=dict)  # beside this process's environment
     rows: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     status: str = "not run"
@@ -87,9 +96,11 @@ def parts(args: argparse.Namespace, out: Path) -> list[Part]:
         lm += ["--set", "data.max_bytes=8000000"]  # tokenising 40 MB of stdlib would take a minute by itself
         lm_compiled += lm[lm.index("--config") :]
         packed += ["--device", "cuda", "--trials", "4", "--set", "max_duration=1ep"]
+    # Ray counts the card itself (NVML); told, in case NVML does not answer there, trials would wait for a GPU
+    ray_env = {} if args.dry else {"RAY_OVERRIDE_RESOURCES": json.dumps({"GPU": gpu_count()})}
     # Limits from the first run on an H200 (docs/benchmarks.md): compiling ResNet-56's step takes ~40 s there,
-    # and a fresh machine has no compiled kernels cached. All parts take ~10 minutes: on a lent card run them in
-    # two calls (``--only cuda_tests,core_eager_128,core_eager_512,core_compiled_128``, then the rest).
+    # and a fresh machine has no compiled kernels cached. The default parts' limits add up to about 25 minutes,
+    # more than a session's 15 of device time: run the parts each session needs, in calls of under 10 minutes.
     return [
         Part("cuda_tests", cuda_tests, 45),
         Part("sb_draw", draw, 20),
@@ -101,18 +112,30 @@ def parts(args: argparse.Namespace, out: Path) -> list[Part]:
         Part("lm_compiled", lm_compiled, 120),
         # issue 31's goal (>= 3x the trials an hour), met in every run (3.05-3.80x): not one of issue 58's figures
         Part("packed", packed, 90, default=False),
+        # through Ray (bench/gpu_carry.sh's copy): the issue's real sweep and its finds on the card
+        Part("sweep_sb", gpu_ray_parts.sweep_sb(args.dry, out), 210, env=ray_env),
+        Part("find_cnn", gpu_ray_parts.find_cnn(args.dry, out), 300, env=ray_env),
+        Part("find_lm", gpu_ray_parts.find_lm(args.dry, out), 300, env=ray_env),
     ]
 
 
 def run(part: Part, out: Path, dry: bool, scale: float) -> None:
-    # The default parts' limits add up to 13.5 minutes (parts end well before theirs). The CPU compiles and trains
-    # far slower: a dry run is about plumbing.
+    # Parts end well before their limits on a card. The CPU compiles and trains far slower: a dry run is about
+    # plumbing.
     limit = round(part.limit_s * scale * (6 if dry else 1))
     start = time.perf_counter()
     (out / f"{part.name}.json").unlink(missing_ok=True)  # an earlier call's figures are not this one's
+    shutil.rmtree(gpu_ray_parts.run_folder(out, part.name), ignore_errors=True)  # nor its sweep or find
     with open(out / f"{part.name}.log", "w") as log:
         # its own process group, so that an overrun also ends the trial processes bench_packed_trials starts
-        process = subprocess.Popen(part.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            part.command,
+            cwd=ROOT,
+            env=os.environ | part.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             code = process.wait(timeout=limit)
             part.status = "ok" if code == 0 else f"exit {code}"
@@ -234,6 +257,10 @@ def main() -> None:
                 lm_rows(part, out / f"{part.name}.json", args.peak_tflops)
             elif part.name == "packed" and part.status == "ok":
                 packed_rows(part, out / "packed.json")
+            elif part.name == "sweep_sb" and part.status == "ok":
+                part.rows += gpu_ray_parts.sweep_rows(out)
+            elif part.name.startswith("find_") and part.status in ("ok", "exit 2"):  # 2: none in reach
+                part.rows += gpu_ray_parts.find_rows(out, part.name)
             elif part.name == "sb_draw" and part.status == "ok":
                 for size, times in json.loads((out / "sb_draw.json").read_text())["sizes"].items():
                     measure = f"SB's draw at N={size}: multinomial µs; race / multinomial"
@@ -250,6 +277,12 @@ def main() -> None:
             print(f"| {head} | {measure} | {value} |")
     if any(part.status != "ok" for part in chosen):
         sys.exit(1)
+
+
+def gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count()
 
 
 def machine_line() -> str:
