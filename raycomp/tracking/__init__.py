@@ -18,9 +18,10 @@ if TYPE_CHECKING:
     from raycomp.tracking.artifacts import download_checkpoint
     from raycomp.tracking.callback import MlflowCallback
     from raycomp.tracking.run_recovery import close_orphaned_run, finish_open_trial_runs
-    from raycomp.tracking.runs import sweep_run, train_run, trial_run
+    from raycomp.tracking.runs import sweep_run, train_run
     from raycomp.tracking.store import tracking_uri
     from raycomp.tracking.sweep_results import log_files, log_verdicts
+    from raycomp.tracking.trial_runs import trial_run
 
 _MODULE_OF = {
     "download_checkpoint": "artifacts",
@@ -31,7 +32,7 @@ _MODULE_OF = {
     "log_verdicts": "sweep_results",
     "sweep_run": "runs",
     "train_run": "runs",
-    "trial_run": "runs",
+    "trial_run": "trial_runs",
     "tracking_uri": "store",
 }
 
