@@ -224,3 +224,23 @@ def command_here(argv: list[str], command: str = "tune") -> tuple[int, str]:
         os.environ.clear()
         os.environ.update(environment)
     return code, printed.getvalue()
+
+
+class NoSyncInSteps(Callback):
+    """Turns torch's sync debug mode to "error" for each step after the first two, from BEFORE_DATALOADER (loading,
+    the copy to the GPU, SelectiveBackprop's pruning) to BATCH_END: any wait for the device there raises."""
+
+    def __init__(self) -> None:
+        self.checked_steps = 0
+
+    def before_dataloader(self, state, logger) -> None:
+        if state.timestamp.batch >= 2:  # the first steps set up cuDNN, the allocator and the scaler
+            torch.cuda.set_sync_debug_mode("error")
+
+    def batch_end(self, state, logger) -> None:
+        if torch.cuda.get_sync_debug_mode() != 0:
+            self.checked_steps += 1
+        torch.cuda.set_sync_debug_mode("default")
+
+    def fit_end(self, state, logger) -> None:
+        torch.cuda.set_sync_debug_mode("default")

@@ -9,7 +9,7 @@ from __future__ import annotations
 # -- metrics a trial reports (Ray's per-evaluation report, MLflow, results.json) --
 WALL = "time/train_wall_s"  # training wall time since FIT_START, carried across resumes
 CPU = "time/train_cpu_s"  # this process's CPU seconds in training
-STEPS = "time/train_steps_s"  # the training steps' own wall time (steady-state estimate, see eval_report.py)
+STEPS = "time/train_steps_s"  # the training steps' own wall time (steady-state estimate, see launch/step_clock.py)
 STEPS_CPU = "time/train_steps_cpu_s"  # this process's CPU seconds in those steps: the cross-check
 TRAIN_LOSS = "train/loss"
 FINISHED = "finished"  # True on the trial's last report: it trained to max_duration

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from raycomp.base.scratch import scratch_folder
 from raycomp.core import Callback, Logger, State, Time, Timestamp, TimeUnit
 from raycomp.launch.hardware import machine
 from raycomp.launch.sinks import ResultSink
+from raycomp.launch.step_clock import StepClock
 from raycomp.loop.checkpoint import save_to_folder
 
 
@@ -49,7 +50,7 @@ class EvalReportCallback(Callback):
         self.first_step_unix: float | None = None
         self._fit_start = 0.0
         self._cpu_start = 0.0
-        self._loss_sum = 0.0
+        self._loss_sum: torch.Tensor | None = None  # on the loss's device: adding to it waits for nothing
         self._loss_count = 0
         self._window_start = 0.0
         self._window_samples = 0
@@ -73,7 +74,7 @@ class EvalReportCallback(Callback):
         self.step_clock.total_s, self.step_clock.cpu_s = float(state["steps_s"]), float(state["steps_cpu_s"])
 
     def before_dataloader(self, state: State, logger: Logger) -> None:
-        self.step_clock.start()
+        self.step_clock.start(state.device)
 
     def fit_start(self, state: State, logger: Logger) -> None:
         self._fit_start = self._window_start = time.perf_counter()
@@ -85,12 +86,12 @@ class EvalReportCallback(Callback):
             self.first_step_unix = time.time()
 
     def batch_end(self, state: State, logger: Logger) -> None:
-        # The loss first: on a GPU that waits for the step's kernels, which run after the host has queued them, so
-        # the step's time includes them whether or not a logger read the loss before (issue 58).
-        loss = float(state.loss)
-        self.step_clock.stop()
-        self._loss_sum += loss
+        # Summed where it is: reading each step's loss on the host would make every GPU step wait for its kernels
+        # (issue 58); the sum is read once a result is due.
+        loss = torch.as_tensor(state.loss).detach().to(torch.float64)
+        self._loss_sum = loss if self._loss_sum is None else self._loss_sum + loss
         self._loss_count += 1
+        self.step_clock.stop()
 
     def eval_after_all(self, state: State, logger: Logger) -> None:
         if not self._fit_start:  # an evaluation outside fit (a run resumed after its end): clocks start now
@@ -141,8 +142,8 @@ class EvalReportCallback(Callback):
 
     def _mean_train_loss(self, state: State) -> float | None:
         """The mean train loss since the last result, over all ranks (every rank is here: eval is collective)."""
-        loss_sum, loss_count = self._loss_sum, self._loss_count
-        self._loss_sum, self._loss_count = 0.0, 0
+        loss_sum, loss_count = float(self._loss_sum) if self._loss_sum is not None else 0.0, self._loss_count
+        self._loss_sum, self._loss_count = None, 0
         if state.world_size > 1:
             totals = torch.tensor([loss_sum, loss_count], dtype=torch.float64, device=state.device)
             dist.all_reduce(totals)
@@ -166,66 +167,3 @@ class EvalReportCallback(Callback):
 
     def _elapsed(self) -> float:
         return time.perf_counter() - self._fit_start if self._fit_start else 0.0
-
-
-class StepClock:
-    """The training steps' time, each step from BEFORE_DATALOADER to BATCH_END: loading, every algorithm's
-    work at the batch's events, forward, backward and the optimizer, but no evaluation, checkpoint or
-    result hand-off (those happen between steps and vary with the disk and the driver). On a GPU a step ends
-    once its loss has reached the host (``EvalReportCallback.batch_end``), so its kernels are in its time.
-
-    A step that takes more than ``SPIKE`` times the median of the last ``WINDOW`` steps counts at that
-    cap: a transient stall (another process taking the core, a page-in, a garbage collection) is a spike
-    of one step, while what a method changes (a cheaper backward, an extra forward) recurs every step and
-    stays well under the cap. So the total is the steady-state step time times the number of steps,
-    measured step by step. ``cpu_s`` is the CPU time of the steps' work over the same steps: on an idle
-    core the two agree; a total well above it says the trial waited for the CPU.
-
-    Whose CPU time: with one torch thread (``scaling.cpus_per_worker: 1``) every step's work runs on the
-    calling thread, so ``cpu_s`` is that thread's own (``time.thread_time``) and leaves out what the trial
-    process's other threads do meanwhile: Ray's core worker (gRPC, metrics export, heartbeats), the MLflow
-    client's batching and probes: their share follows the driver's and the store's load, not the method
-    (small in the default sweep: the two clocks' noise floors differed by under a point, docs/benchmarks.md). With
-    more torch threads the work runs on all of them, and under DDP gloo's threads do the gradients'
-    all-reduce: then ``cpu_s`` is the process's (``time.process_time``).
-    """
-
-    WINDOW = 50
-    SPIKE = 3.0
-
-    def __init__(self) -> None:
-        self.total_s = 0.0
-        self.cpu_s = 0.0
-        self.capped = 0  # steps counted at the cap
-        self._cpu_clock: Callable[[], float] | None = None
-        self._recent: list[float] = []
-        self._began: tuple[float, float] | None = None
-
-    @property
-    def cpu_clock(self) -> Callable[[], float]:
-        """The step work's CPU clock, chosen at the first step (after the worker set torch's threads)."""
-        if self._cpu_clock is None:
-            alone = torch.get_num_threads() == 1 and not (dist.is_available() and dist.is_initialized())
-            self._cpu_clock = time.thread_time if alone else time.process_time
-        return self._cpu_clock
-
-    def start(self) -> None:
-        self._began = (time.perf_counter(), self.cpu_clock())
-
-    def stop(self) -> None:
-        if self._began is None:
-            return
-        wall, cpu = time.perf_counter() - self._began[0], self.cpu_clock() - self._began[1]
-        self._began = None
-        self.total_s += self.add(wall)
-        self.cpu_s += cpu
-
-    def add(self, seconds: float) -> float:
-        """The step's time as counted (capped against the recent median), and remembers it."""
-        counted = seconds
-        if len(self._recent) >= 5:
-            cap = self.SPIKE * sorted(self._recent)[len(self._recent) // 2]
-            if seconds > cap:
-                counted, self.capped = cap, self.capped + 1
-        self._recent = [*self._recent[-(self.WINDOW - 1) :], seconds]
-        return counted

@@ -100,7 +100,7 @@ class TrialSummary:
     repeat: int | None = None
     budget: float | None = None
     cpu_s: float | None = None  # the trial process's CPU time in training (rank 0's)
-    steps_s: float | None = None  # the training steps' own time (eval_report.StepClock): what verdicts compare
+    steps_s: float | None = None  # the training steps' own time (launch/step_clock.StepClock): what verdicts compare
     steps_cpu_s: float | None = None  # the process's CPU time in those steps, the cross-check
     host_load: float | None = None  # the host's 1-minute load average, mean over the trial's results
     diverged: bool = False  # its loss became NaN or infinite, or grew DIVERGED_FACTOR times its first value

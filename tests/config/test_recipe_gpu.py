@@ -4,10 +4,10 @@ for the GPU's queued work, and the optimizer's fused update. Skipped without CUD
 
 import pytest
 import torch
+from helpers import NoSyncInSteps
 
 from raycomp.config import ExperimentConfig
 from raycomp.config.recipe import build_trainer
-from raycomp.core import Callback
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 
@@ -47,33 +47,13 @@ def test_a_run_saved_on_the_cpu_resumes_on_the_gpu_with_its_fused_update_under_f
     assert trainer.state.optimizers[0].param_groups[0]["fused"] is True
 
 
-class NoSyncInSteps(Callback):
-    """Turns torch's sync debug mode to "error" for each step after the first two, from BEFORE_DATALOADER (loading,
-    the copy to the GPU, SelectiveBackprop's pruning) to BATCH_END: any wait for the device there raises."""
-
-    def __init__(self) -> None:
-        self.checked_steps = 0
-
-    def before_dataloader(self, state, logger) -> None:
-        if state.timestamp.batch >= 2:  # the first steps set up cuDNN, the allocator and the scaler
-            torch.cuda.set_sync_debug_mode("error")
-
-    def batch_end(self, state, logger) -> None:
-        if torch.cuda.get_sync_debug_mode() != 0:
-            self.checked_steps += 1
-        torch.cuda.set_sync_debug_mode("default")
-
-    def fit_end(self, state, logger) -> None:
-        torch.cuda.set_sync_debug_mode("default")
-
-
 @pytest.mark.parametrize("precision", ["amp_bf16", "amp_fp16"])
 @pytest.mark.parametrize("selective_backprop", [False, True])
 def test_the_recipes_gpu_steps_never_wait_for_the_device(precision, selective_backprop):
     """Issue 58: with no logger and no result callback (bench_core's and bench_lm_methods' runs), a step on the
     recipe's GPU path waits for nothing: the batch's copy from pinned memory, SelectiveBackprop's selection, fp16's
     GradScaler with the fused optimizer (which checks for infs on the device; with foreach it read them with
-    ``.item()``). The sweeps' step clock still reads the loss at BATCH_END on purpose (launch/eval_report.py)."""
+    ``.item()``). A sweep's trial adds its result callback (tests/launch/test_eval_report.py)."""
     algorithms = {"selective_backprop": {"start": 0.0, "end": 1.0, "interrupt": 0}} if selective_backprop else {}
     config = ExperimentConfig.from_dict(
         {**SMALL, "max_duration": "8ba", "precision": precision, "algorithms": algorithms}

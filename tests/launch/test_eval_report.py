@@ -1,87 +1,61 @@
-"""The training steps' clock (raycomp.launch.eval_report.StepClock): what verdicts compare, measured per step."""
+"""The result callback (raycomp.launch.eval_report.EvalReportCallback): its train loss, and its step clock on a GPU
+(the clock's own tests: test_step_clock.py). The GPU tests skip without CUDA; bench/gpu_check.sh runs them (this
+module imports no Ray)."""
 
 from __future__ import annotations
 
-import threading
+import statistics
 import time
 
 import pytest
 import torch
+from helpers import NoSyncInSteps
 
-from raycomp.launch.eval_report import StepClock
-
-
-def test_a_transient_stall_counts_at_three_times_the_recent_median():
-    clock = StepClock()
-    counted = [clock.add(0.1) for _ in range(20)] + [clock.add(5.0)] + [clock.add(0.1) for _ in range(5)]
-    assert sum(counted) == pytest.approx(25 * 0.1 + 0.3)
-    assert clock.capped == 1
+from raycomp import Trainer
+from raycomp.base import keys
+from raycomp.core import Callback
+from raycomp.launch.eval_report import EvalReportCallback
 
 
-def test_a_recurring_pattern_is_kept_whole():
-    """SelectiveBackprop alternates cheap and full steps: a pattern, not spikes, so nothing is capped."""
-    clock = StepClock()
-    steps = [0.06, 0.1] * 40
-    assert sum(clock.add(s) for s in steps) == pytest.approx(sum(steps))
-    assert clock.capped == 0
+class Results:
+    """A result sink that keeps the results."""
+
+    def __init__(self) -> None:
+        self.results: list[dict] = []
+
+    def report(self, metrics, checkpoint_dir) -> None:
+        self.results.append(dict(metrics))
 
 
-def test_a_step_is_timed_from_before_the_dataloader_to_the_batch_end():
-    clock = StepClock()
-    clock.stop()  # no step started: nothing counted
-    began = time.perf_counter()
-    clock.start()
-    time.sleep(0.02)
-    clock.stop()
-    seen = time.perf_counter() - began
-    # No less than the step's sleep, no more than this test saw around start() and stop(): a fixed bound in seconds
-    # (0.5) tested the machine's load rather than the clock (issue 29).
-    assert 0.02 <= clock.total_s <= seen and 0 <= clock.cpu_s < clock.total_s
+class StepLosses(Callback):
+    def __init__(self) -> None:
+        self.losses: list[float] = []
+
+    def batch_end(self, state, logger) -> None:
+        self.losses.append(float(state.loss))
 
 
-@pytest.mark.measured
-def test_with_one_torch_thread_the_cpu_time_is_the_stepping_threads_own():
-    """Another thread of the trial process (Ray's core worker, the MLflow client) burning CPU during a step
-    is not the step's work: with one torch thread the clock is the calling thread's."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        clock = StepClock()
-        done = threading.Event()
-
-        def burn() -> None:
-            while not done.is_set():
-                sum(range(1000))
-
-        neighbour = threading.Thread(target=burn)
-        clock.start()
-        neighbour.start()
-        time.sleep(0.3)
-        done.set()
-        neighbour.join()
-        clock.stop()
-        assert clock.cpu_clock is time.thread_time
-        # The sleeping thread's own CPU: 0.0004-0.0006 s at load 4-5 (issue 29), against the neighbour's 0.3 s that
-        # the process's clock would count; 0.05 is 80 times it, and load does not add CPU time to a sleeping thread.
-        assert clock.cpu_s < 0.05 < clock.total_s
-        torch.set_num_threads(2)
-        assert StepClock().cpu_clock is time.process_time  # intra-op threads do the work: the whole process
-    finally:
-        torch.set_num_threads(threads)
+def test_each_result_carries_the_mean_train_loss_of_the_steps_since_the_one_before(model, loader):
+    """The loss is summed where it is (on a GPU, on the device: no step waits to hand it to the host) and read once
+    a result is due."""
+    sink, seen = Results(), StepLosses()
+    trainer = Trainer(model, loader, "2ep", eval_dataloader=loader, callbacks=[EvalReportCallback([sink]), seen])
+    trainer.fit()
+    steps = len(seen.losses) // 2  # one result an epoch
+    means = [result[keys.TRAIN_LOSS] for result in sink.results]
+    expected = [statistics.fmean(seen.losses[:steps]), statistics.fmean(seen.losses[steps:])]
+    assert means == pytest.approx(expected, rel=1e-6)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_on_a_gpu_a_steps_time_includes_its_kernels_with_no_logger():
-    """Issue 58: with no logger (tracking off) nothing read the loss before the clock stopped, and the step's
-    kernels, queued by then but not run, fell outside its time. A step here is 1.6 TFLOP of fp32 matrix products
-    (tens of ms on a GPU) for a few ms of the host's work, so the clock must hold most of the fit's wall time; without
-    the wait it would hold little more than the host's share (estimated, not yet run on a card)."""
+    """Issue 58: a step's time must hold its kernels, which run after the host has queued them. A step here is 1.6
+    TFLOP of fp32 matrix products (tens of ms on a GPU) for a few ms of the host's work, so the clock must hold most
+    of the fit's wall time; a host clock that waited for nothing would hold little more than the host's share."""
     from torch import nn
     from torch.utils.data import DataLoader, TensorDataset
 
-    from raycomp import Trainer
-    from raycomp.launch.eval_report import EvalReportCallback
     from raycomp.models import ClassifierModel
 
     torch.manual_seed(0)
@@ -108,3 +82,24 @@ def test_on_a_gpu_a_steps_time_includes_its_kernels_with_no_logger():
     fit(2)  # cuBLAS's handles and workspaces
     steps_s, wall_s = fit(12)
     assert 0.6 * wall_s < steps_s <= wall_s, (steps_s, wall_s)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("precision", ["amp_bf16", "fp32"])
+def test_on_a_gpu_a_trials_steps_never_wait_for_the_device(precision):
+    """Issue 58: a sweep's trial (the result callback, tracking off) times each step and sums its loss without
+    waiting for the GPU, so its steps overlap as bench_core's do; the results still carry both."""
+    from raycomp.config import ExperimentConfig
+    from raycomp.config.recipe import build_trainer
+
+    config = ExperimentConfig.from_dict(
+        {"data": {"num_train": 64, "num_test": 32, "batch_size": 16}, "max_duration": "8ba", "precision": precision}
+    )
+    sink, guard = Results(), NoSyncInSteps()
+    try:  # the result callback first: its BATCH_END runs inside the guard's window
+        build_trainer(config, device="cuda", callbacks=[EvalReportCallback([sink]), guard]).fit()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert guard.checked_steps == 6
+    assert [result[keys.STEPS] > 0 and result[keys.TRAIN_LOSS] > 0 for result in sink.results] == [True, True]

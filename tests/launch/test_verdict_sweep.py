@@ -8,7 +8,7 @@ the case of a slower arm a few tenths more accurate, within tolerance, is tests/
 The sweep is adaptive: 2 seeds (too few for any verdict at its look's level), then one seed at a time up
 to 6, alpha spent over the looks at 99.9 % in all, so the method resolves within 6 seeds on a loaded
 2-core machine and stops, and the control, identical to the baseline, comes out `faster` or `slower` about
-once in a thousand runs. Times are the training steps' own (eval_report.StepClock). The command runs in this
+once in a thousand runs. Times are the training steps' own (launch/step_clock.StepClock). The command runs in this
 process on the suite's Ray, whose workers register the slowdown through ``RAYCOMP_PLUGINS`` (tests/conftest.py).
 """
 
