@@ -15,7 +15,8 @@ if ! python3 -c "import pydantic, jsonschema" 2>/dev/null; then
 fi
 ray_packed=".whl/ray-2.60.0-$(python3 -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')-trimmed.tar.xz"
 if ! python3 -c "import ray" 2>/dev/null && [ -s "$ray_packed" ]; then
-  mkdir -p /tmp/site && tar -C /tmp/site -xJf "$ray_packed"  # ~5 s
+  # Python's own tarfile and lzma: the card may have no xz for tar -J (~5 s)
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall("/tmp/site", filter="tar")' "$ray_packed"
   export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONPATH="$PWD:$PWD/bench${PYTHONPATH:+:$PYTHONPATH}"
