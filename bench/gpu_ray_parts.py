@@ -21,6 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "experiments"
 ONE_TRIAL_ON_THE_CARD = {"num_workers": 0, "use_gpu": True, "gpus_per_worker": 1, "cpus_per_worker": 4}
 TINY_CPU = {"num_workers": 0, "cpus_per_worker": 1}
+# A find's budget: no new look after 60 % of it, no Confirm after all of it; 210 s leaves Confirm's trials and Ray's
+# start inside the part's 300 s limit, so the part ends with an answer rather than being cut off.
+FIND_BUDGET = "210s"
 
 
 def run_folder(out: Path, part: str) -> Path:
@@ -85,7 +88,7 @@ def find_cnn(dry: bool, out: Path) -> list[str]:
     methods: dict[str, Any] = {"channels_last": {}, "progressive_resizing": {}}
     if not dry:
         methods["selective_backprop"] = {}
-    find = _seeds(dry) | {"methods": methods, "budget": "6m"}
+    find = _seeds(dry) | {"methods": methods, "budget": FIND_BUDGET}
     path = _experiment("find_cnn.yaml", out, "gpu_find_cnn", _resnet56(dry, 2), find)
     return [sys.executable, "-m", "raycomp.find", str(path)]
 
@@ -93,7 +96,7 @@ def find_cnn(dry: bool, out: Path) -> list[str]:
 def find_lm(dry: bool, out: Path) -> list[str]:
     """find_lm.yaml's five methods on its small GPT in bf16, two seeds a stage, three in Confirm."""
     changes: dict[str, Any] = {"precision": "fp32" if dry else "amp_bf16"}
-    find = _seeds(dry) | {"budget": "6m"}
+    find = _seeds(dry) | {"budget": FIND_BUDGET}
     if dry:
         base = yaml.safe_load((EXPERIMENTS / "find_lm.yaml").read_text())
         changes |= {"max_duration": "12ba", "eval": {"interval": "12ba"}, "checkpoint": {"interval": "12ba"}}
