@@ -12,8 +12,8 @@ docs/benchmarks.md.
 All parts' limits add up to about 25 minutes; a session has 15 of device time, a machine's start included, and one
 call at most 10. What issue 58 still lacks first (the device tool's carry: [".whl"], ``--out $OUT/g``):
 
-    bench/gpu_check.sh --only cuda_tests,sweep_sb,find_cnn     # limits 555 s: the real sweep and the CNN's find
-    bench/gpu_check.sh --only find_lm,core_eager_128           # limits 375 s, if the session has that left
+    bench/gpu_check.sh --only cuda_tests,ray_start,sweep_sb,find_cnn  # limits 570 s: the real sweep, the CNN's find
+    bench/gpu_check.sh --only ray_start,find_lm,core_eager_128       # limits 420 s, if the session has that left
     bench/gpu_check.sh --dry                                   # on the CPU: proves the script
 """
 
@@ -113,7 +113,8 @@ def parts(args: argparse.Namespace, out: Path) -> list[Part]:
         # issue 31's goal (>= 3x the trials an hour), met in every run (3.05-3.80x): not one of issue 58's figures
         Part("packed", packed, 90, default=False),
         # through Ray (bench/gpu_carry.sh's copy): the issue's real sweep and its finds on the card
-        Part("sweep_sb", gpu_ray_parts.sweep_sb(args.dry, out), 210, env=ray_env),
+        Part("ray_start", gpu_ray_parts.ray_start(), 45, env=ray_env),
+        Part("sweep_sb", gpu_ray_parts.sweep_sb(args.dry, out), 180, env=ray_env),
         Part("find_cnn", gpu_ray_parts.find_cnn(args.dry, out), 300, env=ray_env),
         Part("find_lm", gpu_ray_parts.find_lm(args.dry, out), 300, env=ray_env),
     ]
@@ -246,8 +247,13 @@ def main() -> None:
     else:
         chosen = [part for part in chosen if part.default]
     start = time.perf_counter()
+    ray_failed = False
     for part in chosen:
+        if ray_failed and part.name in gpu_ray_parts.NEEDS_RAY:
+            part.status = "skipped: Ray did not start (ray_start's log)"
+            continue
         run(part, out, args.dry, args.limit_scale)
+        ray_failed = ray_failed or (part.name == "ray_start" and part.status != "ok")
         try:
             if part.name == "cuda_tests":
                 tests_rows(part, out / f"{part.name}.log")
@@ -257,6 +263,8 @@ def main() -> None:
                 lm_rows(part, out / f"{part.name}.json", args.peak_tflops)
             elif part.name == "packed" and part.status == "ok":
                 packed_rows(part, out / "packed.json")
+            elif part.name == "ray_start" and part.status == "ok":
+                part.rows += gpu_ray_parts.ray_start_rows(out / "ray_start.log")
             elif part.name == "sweep_sb" and part.status == "ok":
                 part.rows += gpu_ray_parts.sweep_rows(out)
             elif part.name.startswith("find_") and part.status in ("ok", "exit 2"):  # 2: none in reach

@@ -26,6 +26,27 @@ TINY_CPU = {"num_workers": 0, "cpus_per_worker": 1}
 FIND_BUDGET = "210s"
 
 
+NEEDS_RAY = ("sweep_sb", "find_cnn", "find_lm")  # skipped at once when the ``ray_start`` part failed before them
+RAY_START = """
+import json, ray
+from raycomp.launch.cluster import init_ray
+init_ray(dashboard=False)  # as a local-mode sweep or find starts it
+print(json.dumps({key: ray.cluster_resources().get(key, 0) for key in ("CPU", "GPU")}))
+ray.shutdown()
+"""
+
+
+def ray_start() -> list[str]:
+    """Ray started and stopped as the sweeps and finds start it: on a card, whether it runs there at all (its
+    sandbox, the carried copy) in seconds, before three parts wait on it."""
+    return [sys.executable, "-c", RAY_START]
+
+
+def ray_start_rows(log: Path) -> list[tuple[str, str]]:
+    seen = json.loads(log.read_text().strip().splitlines()[-1])
+    return [("Ray started: CPUs, GPUs it counts", f"{seen['CPU']:g}, {seen['GPU']:g}")]
+
+
 def run_folder(out: Path, part: str) -> Path:
     """Where the part's sweep or find writes (its experiment is named ``gpu_<part>``)."""
     return out / "runs" / f"gpu_{part}"
