@@ -50,18 +50,23 @@ def build_optimizer(config: ExperimentConfig, model: torch.nn.Module, fused: boo
     else:
         optimizer_class = getattr(torch.optim, OPTIMIZERS[section.name])
         built = optimizer_class(model.parameters(), lr=section.lr, weight_decay=section.weight_decay, **kernel)
-    if kernel:
-        built.register_load_state_dict_post_hook(_stays_fused)
+    built.register_load_state_dict_post_hook(_keeps_its_update)
     return built
 
 
-def _stays_fused(optimizer: torch.optim.Optimizer) -> None:
-    """After a checkpoint's state is loaded, the fused update again. torch's ``load_state_dict`` takes the saved
-    groups' ``fused`` and ``foreach`` for the optimizer's own, so a run saved unfused (on a CPU, or before issue 58)
-    and resumed on a GPU would lose its fused kernel, and under fp16's GradScaler fail at its first step (the
-    foreach update refuses the scaler's inf check). The fused update counts steps on the parameter's device."""
+def _keeps_its_update(optimizer: torch.optim.Optimizer) -> None:
+    """After a checkpoint's state is loaded, the update kernel the optimizer was built with again. torch's
+    ``load_state_dict`` takes the saved groups' ``fused`` and ``foreach`` for the optimizer's own: a run saved
+    unfused (on a CPU, or before issue 58) and resumed on a GPU would lose its fused kernel, and under fp16's
+    GradScaler fail at its first step (the foreach update refuses the scaler's inf check); one saved fused on a GPU
+    and resumed on a CPU would go on fused there, unlike the CPU's recipe. The fused update counts steps on the
+    parameter's device."""
     for group in optimizer.param_groups:
-        group["fused"], group["foreach"] = True, None
+        for key in ("fused", "foreach"):
+            if key in optimizer.defaults:
+                group[key] = optimizer.defaults[key]
+        if not group.get("fused"):
+            continue
         for parameter in group["params"]:
             state = optimizer.state.get(parameter, {})
             if torch.is_tensor(state.get("step")):

@@ -84,6 +84,26 @@ def test_a_fused_optimizer_resumed_from_an_unfused_checkpoint_stays_fused_and_st
     assert all(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
 
 
+@pytest.mark.parametrize("name", sorted(FUSED_OPTIMIZERS))
+def test_an_unfused_optimizer_resumed_from_a_fused_checkpoint_steps_unfused(name):
+    """The other way: a run saved fused (on a GPU) and resumed on a CPU takes the CPU recipe's update, not the
+    checkpoint's (the CPU's fused kernels stand in for the GPU's here)."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    config = _config(optimizer={"name": name, "lr": 0.01})
+    saved = build_optimizer(config, model, fused=True)
+    model(torch.randn(3, 4)).sum().backward()
+    saved.step()
+    resumed = build_optimizer(config, model)
+    resumed.load_state_dict(saved.state_dict())
+    assert all(not group["fused"] and group["foreach"] is None for group in resumed.param_groups)
+    before = [parameter.detach().clone() for parameter in model.parameters()]
+    resumed.zero_grad()
+    model(torch.randn(3, 4)).sum().backward()
+    resumed.step()
+    assert all(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
 def test_a_cpu_trainer_from_the_recipe_has_neither_pinned_batches_nor_a_fused_optimizer():
     trainer = build_trainer(_config(), device="cpu")
     assert not trainer.state.train_dataloader.pin_memory
