@@ -314,7 +314,9 @@ class Trainer:
             self._step_schedulers()
         if self.logger.destinations:
             lr = state.optimizers[0].param_groups[0]["lr"]
-            self.logger.log_metrics({"train/loss": state.loss.item(), keys.LR_METRIC: lr}, state.step)
+            # the loss as a tensor: a destination that reads it later (MLflow's, at each report) spares every GPU step
+            # a wait for its kernels; the Logger reads it for the others
+            self.logger.log_metrics({"train/loss": state.loss.detach(), keys.LR_METRIC: lr}, state.step)
         engine.run_event(Event.BATCH_END)
 
     def _step_schedulers(self) -> None:

@@ -34,6 +34,8 @@ class MlflowCallback(Callback):
     """Logs one run's steps and reports to MLflow; ``report`` adds ``tracking/failures`` and
     ``time/tracking_s`` to the report's metrics for whatever sink gets them next."""
 
+    reads_tensors_later = True  # the step's loss is buffered as a tensor and read at the report's flush
+
     def __init__(self, ref: RunRef, *, metric: str, mode: str, num_to_keep: int | None, spill_file: Path | None = None):
         self.client = BatchedClient(ref)
         self.spill_file = spill_file  # where points the store did not take survive this process

@@ -44,6 +44,7 @@ class BatchedClient:
         self.ref = ref
         self.client = make_client(ref.tracking_uri)
         self._points: list[Metric] = []
+        self._unread = False  # some points still hold a tensor (``log_metrics``)
         self.failures = 0  # sends that failed (each is retried with the next flush)
         self._failing: set[str] = set()
         self._down = False  # a send failed and none has succeeded since
@@ -51,7 +52,8 @@ class BatchedClient:
         self.seconds = 0.0  # time this process spent tracking: buffering and every send
 
     def log_metrics(self, metrics: Mapping[str, Any], step: int) -> None:
-        """Buffers the finite numbers among ``metrics`` (booleans as 0/1); nothing is sent before ``flush``."""
+        """Buffers the finite numbers among ``metrics`` (booleans as 0/1) and its one-element tensors, which are read
+        at the next ``flush`` (on a GPU, one wait there instead of one per step); nothing is sent before it."""
         began = time.perf_counter()
         now = int(time.time() * 1000)
         for key, value in metrics.items():
@@ -59,10 +61,28 @@ class BatchedClient:
                 value = float(value)
             if isinstance(value, int | float) and math.isfinite(value):
                 self._points.append(Metric(key, float(value), now, int(step)))
+            elif _is_tensor(value):
+                self._points.append(Metric(key, value.detach(), now, int(step)))
+                self._unread = True
         self.seconds += time.perf_counter() - began
+
+    def _read_tensors(self) -> None:
+        """The buffered tensors as numbers, the non-finite ones dropped (as ``log_metrics`` drops such numbers)."""
+        if not self._unread:
+            return
+        read = []
+        for point in self._points:
+            if _is_tensor(point.value):
+                value = float(point.value)
+                if not math.isfinite(value):
+                    continue
+                point = Metric(point.key, value, point.timestamp, point.step)
+            read.append(point)
+        self._points, self._unread = read, False
 
     def flush(self) -> bool:
         """Sends every buffered point; False if the store did not take them (they stay buffered)."""
+        self._read_tensors()
         while self._points:
             chunk = self._points[:MAX_METRICS_PER_BATCH]
             if not self._guard("metrics", lambda chunk=chunk: self.client.log_batch(self.ref.run_id, metrics=chunk)):
@@ -75,11 +95,13 @@ class BatchedClient:
     @property
     def unsent(self) -> int:
         """Metric points buffered and not yet taken by the store."""
+        self._read_tensors()
         return len(self._points)
 
     def spill(self, path: Path) -> None:
         """Writes the unsent points to ``path`` (JSON lines, replaced atomically), or removes it when none are
         left: what an outage kept from the store survives the process, for ``load_spilled`` to send later."""
+        self._read_tensors()
         if not self._points:
             path.unlink(missing_ok=True)
             return
@@ -165,3 +187,8 @@ class BatchedClient:
             return False
         self._probe_failed_at = None
         return True
+
+
+def _is_tensor(value: Any) -> bool:
+    """A torch tensor of one element, told apart without importing torch here."""
+    return type(value).__name__ == "Tensor" and hasattr(value, "detach") and value.numel() == 1

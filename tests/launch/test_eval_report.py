@@ -88,18 +88,35 @@ def test_on_a_gpu_a_steps_time_includes_its_kernels_with_no_logger():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("precision", ["amp_bf16", "fp32"])
 def test_on_a_gpu_a_trials_steps_never_wait_for_the_device(precision):
-    """Issue 58: a sweep's trial (the result callback, tracking off) times each step and sums its loss without
-    waiting for the GPU, so its steps overlap as bench_core's do; the results still carry both."""
+    """Issue 58: a sweep's trial times each step and sums its loss without waiting for the GPU, so its steps overlap
+    as bench_core's do, and the results still carry both. With tracking on, MLflow's callback takes each step's
+    loss as a tensor and reads it at the report (a destination that reads later stands in for it: the card has no
+    MLflow)."""
     from raycomp.config import ExperimentConfig
     from raycomp.config.recipe import build_trainer
 
     config = ExperimentConfig.from_dict(
         {"data": {"num_train": 64, "num_test": 32, "batch_size": 16}, "max_duration": "8ba", "precision": precision}
     )
-    sink, guard = Results(), NoSyncInSteps()
-    try:  # the result callback first: its BATCH_END runs inside the guard's window
-        build_trainer(config, device="cuda", callbacks=[EvalReportCallback([sink]), guard]).fit()
+    sink, guard, later = Results(), NoSyncInSteps(), ReadsLater()
+    callbacks = [EvalReportCallback([sink]), guard]  # the result callback first: its BATCH_END is in the guard's window
+    try:
+        build_trainer(config, device="cuda", callbacks=callbacks, loggers=[later]).fit()
     finally:
         torch.cuda.set_sync_debug_mode("default")
     assert guard.checked_steps == 6
     assert [result[keys.STEPS] > 0 and result[keys.TRAIN_LOSS] > 0 for result in sink.results] == [True, True]
+    assert len(later.losses) == 8 and all(torch.isfinite(loss) for loss in later.losses)
+
+
+class ReadsLater:
+    """A logger destination that keeps each step's loss as the tensor it got (MLflow's callback reads it later)."""
+
+    reads_tensors_later = True
+
+    def __init__(self) -> None:
+        self.losses: list[torch.Tensor] = []
+
+    def log_metrics(self, metrics, step) -> None:
+        if "train/loss" in metrics:
+            self.losses.append(metrics["train/loss"])

@@ -33,6 +33,24 @@ def test_metrics_wait_in_memory_until_flush_then_go_in_batches(tmp_path):
     assert client.get_metric_history(ref.run_id, "nan") == [] and client.get_metric_history(ref.run_id, "skipped") == []
 
 
+def test_a_steps_loss_logged_as_a_tensor_is_read_at_the_flush_and_spilled_as_a_number(tmp_path):
+    """The Trainer logs each step's loss as a tensor: read when the points are sent (on a GPU one wait for the
+    device, not one per step), non-finite ones dropped as numbers are, and spilled as numbers."""
+    import torch
+
+    ref = new_run(tmp_path)
+    batched = BatchedClient(ref)
+    losses = torch.tensor([0.5, 0.25, math.inf])
+    for step, loss in enumerate(losses):
+        batched.log_metrics({"train/loss": loss.clone()}, step)  # a fresh tensor each step, as the Trainer's
+    batched.spill(tmp_path / "spilled.jsonl")
+    spilled = [line.split(",")[1] for line in (tmp_path / "spilled.jsonl").read_text().splitlines()]
+    assert spilled == [" 0.5", " 0.25"]
+    assert batched.flush()
+    history = MlflowClient(ref.tracking_uri).get_metric_history(ref.run_id, "train/loss")
+    assert sorted((m.step, m.value) for m in history) == [(0, 0.5), (1, 0.25)]
+
+
 def test_a_store_that_is_down_counts_a_failure_keeps_the_points_and_never_raises(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     ref = RunRef(f"http://127.0.0.1:{free_port()}", "0", "0" * 32)
