@@ -31,5 +31,10 @@ class Logger:
                 destination.log_metrics(metrics, step)
                 continue
             if numbers is None:
-                numbers = {key: value.item() if torch.is_tensor(value) else value for key, value in metrics.items()}
+                numbers = {key: _number(value) for key, value in metrics.items()}
             destination.log_metrics(numbers, step)
+
+
+def _number(value: Any) -> Any:
+    """A one-element tensor as its number; anything else as it is."""
+    return value.item() if torch.is_tensor(value) and value.numel() == 1 else value
